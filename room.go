@@ -1,0 +1,175 @@
+package parley
+
+import (
+	"context"
+	"time"
+)
+
+// Room is a place where seats talk. Its name is a legible word, unique on the server.
+type Room struct {
+	Name      string    `json:"name"`
+	Policy    Policy    `json:"policy"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Seat is a named participant of one room. Its token is shown once, at creation or rotation;
+// only its SHA-256 is stored.
+type Seat struct {
+	Room      string     `json:"room"`
+	Name      string     `json:"name"`
+	Role      Role       `json:"role"`
+	TokenHash []byte     `json:"-"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// Active reports whether the seat has not been revoked.
+func (s *Seat) Active() bool { return s.RevokedAt == nil }
+
+// Message is one post, as stored. Body holds the bytes exactly as posted; Notes are the
+// server's remarks frozen at post time (evidence verdicts, defaults applied), rendered after
+// the body in history.
+type Message struct {
+	Room           string    `json:"room"`
+	Seq            int64     `json:"seq"`
+	Seat           string    `json:"seat"`
+	Time           time.Time `json:"time"`
+	Format         string    `json:"format"`
+	Topic          string    `json:"topic,omitempty"`
+	Intent         string    `json:"intent,omitempty"`
+	Re             int64     `json:"re,omitempty"`
+	Body           string    `json:"body"`
+	Tokens         int       `json:"tokens"`
+	Hash           []byte    `json:"-"` // SHA-256 of the normalised body, for dedup
+	Notes          []string  `json:"notes,omitempty"`
+	IdempotencyKey string    `json:"-"`
+}
+
+// Ask states.
+const (
+	AskOpen     = "open"
+	AskAnswered = "answered"
+	AskLapsed   = "lapsed"
+)
+
+// Ask is an `ask` line of a message addressed to a seat: open until the addressee posts with
+// `re <seq>`, or until Due passes, when the server posts the default (or says it lapsed).
+type Ask struct {
+	Room     string    `json:"room"`
+	Seq      int64     `json:"seq"`  // the message that asks
+	Line     int       `json:"line"` // 1-based line of the ask within the message
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	Topic    string    `json:"topic,omitempty"`
+	Text     string    `json:"text"`
+	Due      time.Time `json:"due,omitzero"` // zero: no time was given
+	Default  string    `json:"default,omitempty"`
+	Decider  string    `json:"decider,omitempty"`
+	State    string    `json:"state"`
+	ClosedBy int64     `json:"closed_by,omitempty"` // seq of the answer or of the lapse message
+}
+
+// Run is a test-run record posted by a runner seat; `ev run <id>` resolves against it.
+type Run struct {
+	Room   string    `json:"room"`
+	ID     string    `json:"id"`
+	Commit string    `json:"commit,omitempty"`
+	Passed int       `json:"passed"`
+	Failed int       `json:"failed"`
+	Seat   string    `json:"seat"`
+	Time   time.Time `json:"time"`
+}
+
+// Append is one post as the pipeline hands it to the store: the message and the projections
+// to update with it, in one transaction.
+type Append struct {
+	Message *Message
+	// Asks opened by this message (Seq is filled in by the store).
+	Asks []*Ask
+	// Answers lists the seqs of messages whose open asks addressed to the sender this
+	// message answers (from `re <seq>`).
+	Answers []int64
+	// Lapses, when set, is the ask this system message closes as lapsed; the append fails
+	// with ECONFLICT if that ask is no longer open (another instance got there first).
+	Lapses *Ask
+	// Dedup: refuse with ECONFLICT (Fields["seq"] = the original) when the same seat posted a
+	// message with the same Hash after DedupSince or among its last DedupLast messages.
+	DedupSince time.Time
+	DedupLast  int
+}
+
+// Store persists everything the room server knows. sqlite.Store and postgres.Store implement
+// it and pass the one conformance suite in storetest. Every method is safe for concurrent use,
+// also by several server processes on one database where the implementation allows it.
+type Store interface {
+	// CreateRoom stores a new room. ECONFLICT if the name is taken.
+	CreateRoom(ctx context.Context, r *Room) error
+	// Room returns one room. ENOTFOUND if there is none.
+	Room(ctx context.Context, name string) (*Room, error)
+	// Rooms lists every room by name.
+	Rooms(ctx context.Context) ([]*Room, error)
+	// UpdatePolicy replaces a room's policy. ENOTFOUND.
+	UpdatePolicy(ctx context.Context, room string, p Policy) error
+
+	// CreateSeat stores a new seat. ENOTFOUND for the room, ECONFLICT if the name is taken
+	// in that room (revoked seats keep their name).
+	CreateSeat(ctx context.Context, s *Seat) error
+	// Seat returns one seat, revoked or not. ENOTFOUND.
+	Seat(ctx context.Context, room, name string) (*Seat, error)
+	// SeatByToken returns the seat whose token hashes to hash, revoked or not. ENOTFOUND.
+	SeatByToken(ctx context.Context, hash []byte) (*Seat, error)
+	// Seats lists a room's seats by name, revoked ones included.
+	Seats(ctx context.Context, room string) ([]*Seat, error)
+	// RevokeSeat marks a seat revoked at t. ENOTFOUND.
+	RevokeSeat(ctx context.Context, room, name string, t time.Time) error
+	// SetSeatToken replaces a seat's token hash (rotation). ENOTFOUND.
+	SetSeatToken(ctx context.Context, room, name string, hash []byte) error
+
+	// Append stores a.Message with the next gapless seq of its room and updates asks, in one
+	// transaction, and returns the stored message (Seq set). On an Idempotency-Key that the
+	// same seat already used in the room it stores nothing and returns the original message
+	// with ErrReplay. On a duplicate (see Append.Dedup*) it returns ECONFLICT with
+	// Fields["seq"]. ENOTFOUND for the room.
+	Append(ctx context.Context, a *Append) (*Message, error)
+	// Messages returns the room's messages with seq > after, in seq order, at most limit
+	// of them (limit <= 0: all).
+	Messages(ctx context.Context, room string, after int64, limit int) ([]*Message, error)
+	// Message returns one message. ENOTFOUND.
+	Message(ctx context.Context, room string, seq int64) (*Message, error)
+	// LastSeq returns the room's highest seq, 0 when empty.
+	LastSeq(ctx context.Context, room string) (int64, error)
+	// ByIdempotencyKey returns the message a seat posted with key. ENOTFOUND.
+	ByIdempotencyKey(ctx context.Context, room, seat, key string) (*Message, error)
+	// Duplicate returns the seq of the seat's earlier message with this hash after since or
+	// among its last n messages, or 0.
+	Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error)
+
+	// Asks returns the room's asks in the given state ("" for all), by seq and line.
+	Asks(ctx context.Context, room, state string) ([]*Ask, error)
+	// DueAsks returns open asks, in every room, whose Due is set and not after t.
+	DueAsks(ctx context.Context, t time.Time) ([]*Ask, error)
+	// NextDue returns the earliest Due of any open ask, or the zero time.
+	NextDue(ctx context.Context) (time.Time, error)
+
+	// CreateRun stores a run record. ECONFLICT if the id exists in the room.
+	CreateRun(ctx context.Context, r *Run) error
+	// Run returns one run. ENOTFOUND.
+	Run(ctx context.Context, room, id string) (*Run, error)
+
+	// AddStat adds delta to a per-room, per-seat counter (for example "dedup_tokens",
+	// "read_tokens").
+	AddStat(ctx context.Context, room, seat, key string, delta int64) error
+	// Stats returns every counter of a room as seat -> key -> value.
+	Stats(ctx context.Context, room string) (map[string]map[string]int64, error)
+
+	// Watch returns a channel that receives the room's new last seq after appends, by this
+	// process or (postgres) any other on the same database, until ctx ends. Sends never
+	// block: a slow reader sees only the latest value.
+	Watch(ctx context.Context, room string) <-chan int64
+
+	Close() error
+}
+
+// ErrReplay is returned by Store.Append, with the original message, when an Idempotency-Key
+// is reused: the post was already stored, and nothing new is.
+var ErrReplay = &Error{Code: ECONFLICT, Message: "idempotent replay"}
