@@ -1,0 +1,143 @@
+package parley
+
+import (
+	"context"
+	"time"
+)
+
+// Caller is who is making a request: a seat of one room, or the server's admin (Seat nil).
+type Caller struct {
+	Admin bool
+	Seat  *Seat
+}
+
+// PostResult is what a successful post returns.
+type PostResult struct {
+	Seq      int64        `json:"seq"`
+	Tokens   int          `json:"tokens"`
+	Notes    []string     `json:"notes"`
+	Warnings []Diagnostic `json:"warnings"`
+	Replay   bool         `json:"-"` // an Idempotency-Key replay: nothing new was stored (HTTP 200)
+}
+
+// Diagnostic is a finding about a posted message, with its position in the body.
+type Diagnostic struct {
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Severity string `json:"severity"` // "error" | "warning"
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+// Inbox is what one seat owes and is owed in its room.
+type Inbox struct {
+	Seat       string     `json:"seat"`
+	Room       string     `json:"room"`
+	Unanswered []InboxAsk `json:"unanswered"` // asks addressed to the seat, still open
+	Open       []InboxAsk `json:"open"`       // the seat's own asks, still open
+}
+
+// InboxAsk is one open ask as the inbox shows it.
+type InboxAsk struct {
+	Seq     int64     `json:"seq"`
+	From    string    `json:"from"`
+	To      string    `json:"to,omitempty"`
+	Line    string    `json:"line"`
+	Due     time.Time `json:"due,omitzero"`
+	Default string    `json:"default,omitempty"`
+}
+
+// StateRecord is the state of one topic of a room, built from its messages.
+type StateRecord struct {
+	Room      string         `json:"room"`
+	Topic     string         `json:"topic"`
+	LastSeq   int64          `json:"last_seq"`
+	OpenAsks  []*Ask         `json:"open_asks"`
+	Decisions []StateItem    `json:"decisions"`
+	Done      []StateItem    `json:"done"`   // with their evidence verdict in Verdict
+	Claims    []StateItem    `json:"claims"` // unproven: claims, dones without verified evidence
+	Todos     []StateItem    `json:"todos"`  // from each seat's latest report
+	Blocks    []StateItem    `json:"blocks"` // from each seat's latest report
+	Costs     []StateItem    `json:"costs"`
+	Tokens    map[string]int `json:"tokens"` // tokens posted on the topic, per seat
+}
+
+// StateItem is one line of a state record, with where it came from.
+type StateItem struct {
+	Seq     int64  `json:"seq"`
+	Seat    string `json:"seat"`
+	Text    string `json:"text"`
+	Verdict string `json:"verdict,omitempty"` // for done: "verified", "unverified: …", "failed: …"
+}
+
+// RoomStats is what a room has cost and saved.
+type RoomStats struct {
+	Room            string                      `json:"room"`
+	Messages        int64                       `json:"messages"`
+	TokensPosted    map[string]int64            `json:"tokens_posted"`    // per seat
+	DedupTokens     map[string]int64            `json:"dedup_tokens"`     // per seat: tokens refused as repeats
+	ReadTokens      map[string]int64            `json:"read_tokens"`      // per seat: history tokens served
+	Counters        map[string]map[string]int64 `json:"counters"`         // every raw counter
+	CacheProjection CacheProjection             `json:"cache_projection"` // what prompt caching saves
+}
+
+// CacheProjection estimates, for the room's reads, the input cost with and without a provider
+// prompt cache (cached input at about a tenth of the price), in tokens-equivalent.
+type CacheProjection struct {
+	ReadTokens      int64   `json:"read_tokens"`
+	CachedTokens    int64   `json:"cached_tokens"`
+	UncachedCost    float64 `json:"uncached_cost"`
+	CachedCost      float64 `json:"cached_cost"`
+	Saving          float64 `json:"saving"`
+	CachedPriceRate float64 `json:"cached_price_rate"`
+}
+
+// RoomService is the room server's behaviour, shared by every edge (HTTP, MCP, web UI).
+// Implemented by room.Service. Errors are *Error with the codes named; anything else is
+// internal.
+type RoomService interface {
+	// Authenticate maps a bearer token to its caller. EUNAUTHORIZED for an unknown or revoked
+	// token.
+	Authenticate(ctx context.Context, token string) (*Caller, error)
+
+	// CreateRoom (admin). EINVALID for a bad name or policy, ECONFLICT if it exists.
+	CreateRoom(ctx context.Context, c *Caller, name string, p *Policy) (*Room, error)
+	// UpdatePolicy merges the set fields of a JSON policy patch (admin). EINVALID, ENOTFOUND.
+	UpdatePolicy(ctx context.Context, c *Caller, room string, patch []byte) (*Room, error)
+	// Room returns a room the caller may see. EFORBIDDEN, ENOTFOUND.
+	Room(ctx context.Context, c *Caller, room string) (*Room, error)
+	// Rooms lists the rooms (admin: all; a seat: its own).
+	Rooms(ctx context.Context, c *Caller) ([]*Room, error)
+	// AddSeat creates a seat and returns it with its token, shown only here (admin of the
+	// server or an admin seat of the room). EINVALID, ECONFLICT, ENOTFOUND, EFORBIDDEN.
+	AddSeat(ctx context.Context, c *Caller, room, name string, role Role) (*Seat, string, error)
+	// Seats lists a room's seats.
+	Seats(ctx context.Context, c *Caller, room string) ([]*Seat, error)
+	// RevokeSeat revokes a seat's token for good.
+	RevokeSeat(ctx context.Context, c *Caller, room, name string) error
+	// RotateSeat gives a seat a new token and returns it; the old one stops working.
+	RotateSeat(ctx context.Context, c *Caller, room, name string) (string, error)
+
+	// Post runs the post pipeline (see DESIGN.md) for the caller's seat. Errors: EFORBIDDEN
+	// (another room, or admin without a seat), ETOOLARGE, EINVALID (Fields["diagnostics"]:
+	// []Diagnostic), ECONFLICT (a repeat: Fields["seq"]), ERATELIMIT
+	// (Fields["retry_after"]: seconds).
+	Post(ctx context.Context, c *Caller, room string, body []byte, idempotencyKey string) (*PostResult, error)
+	// History renders the room's messages after `after` (at most limit; <=0 all) as the
+	// byte-stable history text, and returns the last seq it contains (after, when empty).
+	History(ctx context.Context, c *Caller, room string, after int64, limit int) ([]byte, int64, error)
+	// Inbox returns the calling seat's unanswered and open asks.
+	Inbox(ctx context.Context, c *Caller, room string) (*Inbox, error)
+	// State returns the state record of a topic.
+	State(ctx context.Context, c *Caller, room, topic string) (*StateRecord, error)
+	// PostRun stores a test-run record (runner or admin seats). Body: JSON
+	// {"id","commit","passed","failed"}, `go test -json` output, or JUnit XML.
+	PostRun(ctx context.Context, c *Caller, room string, contentType string, body []byte, id string) (*Run, error)
+	// Stats returns the room's costs and savings.
+	Stats(ctx context.Context, c *Caller, room string) (*RoomStats, error)
+	// Watch wakes with the room's last seq after each append, until ctx ends.
+	Watch(ctx context.Context, c *Caller, room string) (<-chan int64, error)
+	// Lint checks a draft as Post would, without posting or counting it.
+	Lint(ctx context.Context, c *Caller, room string, body []byte) ([]Diagnostic, error)
+}
