@@ -1,0 +1,133 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parleyhq/parley"
+)
+
+// writeWait bounds one write to an event stream: a reader that stops reading is dropped
+// instead of pinning a goroutine and a connection for ever.
+const writeWait = 30 * time.Second
+
+// handleEvents streams a room's messages as Server-Sent Events, one event per message:
+//
+//	id: <seq>
+//	event: message
+//	data: <first line of the message's history text>
+//	data: <next line …>
+//
+// The event's data plus one "\n" is exactly that message's history text (SSE drops the
+// final newline), so a follower can rebuild the same bytes as GET …/history. The stream
+// starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
+// a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
+// instance wake it through RoomService.Watch.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	room := r.PathValue("room")
+	cursor, err := queryInt64(r, "after", 0)
+	if err != nil {
+		return err
+	}
+	if id := strings.TrimSpace(r.Header.Get("Last-Event-ID")); id != "" {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n < 0 {
+			return badRequest("reconnect with the id of the last event received", "Last-Event-ID %q is not a seq", id)
+		}
+		cursor = n
+	}
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	// Subscribe before the first read, so that an append between the read and the wait
+	// still wakes us. Watch also checks that the caller may read the room; its error is
+	// still ours to send as JSON, before the stream starts.
+	wake, err := s.svc.Watch(ctx, c, room)
+	if err != nil {
+		return err
+	}
+	first, firstLast, err := s.svc.History(ctx, c, room, cursor, 1)
+	if err != nil {
+		return err
+	}
+
+	rc := http.NewResponseController(w)
+	// The server's read deadline is for request bodies; left in place it would cancel this
+	// long-lived request when it passed.
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+
+	s.metrics.streams.Add(1)
+	defer s.metrics.streams.Add(-1)
+
+	send := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send([]byte("retry: 3000\n\n")) {
+		return nil
+	}
+
+	tick := time.NewTicker(s.heartbeat)
+	defer tick.Stop()
+	pending, pendingLast := first, firstLast
+	for {
+		// Drain one message at a time: the event boundaries must be the message
+		// boundaries, and only the service knows where those are in the text.
+		for {
+			if pending == nil {
+				pending, pendingLast, err = s.svc.History(ctx, c, room, cursor, 1)
+				if err != nil {
+					if ctx.Err() == nil {
+						s.log.Error("event stream read", "room", room, "after", cursor, "err", err)
+					}
+					return nil
+				}
+			}
+			if pendingLast <= cursor {
+				pending = nil
+				break
+			}
+			if !send(appendEvent(nil, pendingLast, pending)) {
+				return nil
+			}
+			cursor, pending = pendingLast, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-wake:
+			if !ok {
+				return nil
+			}
+		case <-tick.C:
+			if !send([]byte(": ping\n\n")) {
+				return nil
+			}
+		}
+	}
+}
+
+// appendEvent appends one SSE message event for the history text of message seq.
+func appendEvent(b []byte, seq int64, text []byte) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, "\nevent: message\n"...)
+	data := strings.TrimSuffix(string(text), "\n")
+	for line := range strings.SplitSeq(data, "\n") {
+		b = append(b, "data: "...)
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,186 @@
+package http
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/parleyhq/parley"
+)
+
+// postResponse always carries the four fields, empty lists included, so clients need not
+// tell a missing field from an empty one.
+type postResponse struct {
+	Seq      int64               `json:"seq"`
+	Tokens   int                 `json:"tokens"`
+	Notes    []string            `json:"notes"`
+	Warnings []parley.Diagnostic `json:"warnings"`
+}
+
+// handlePost posts the body, exactly as sent, as the caller's seat. 201 for a new message,
+// 200 for an Idempotency-Key replay (the original's seq; nothing new stored).
+func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	body, err := readBody(w, r, maxBodyBytes)
+	if err != nil {
+		return err
+	}
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	if len(key) > 255 {
+		return badRequest("use a key of at most 255 bytes, such as a UUID", "the Idempotency-Key is %d bytes long", len(key))
+	}
+	res, err := s.svc.Post(r.Context(), c, r.PathValue("room"), body, key)
+	if err != nil {
+		return err
+	}
+	out := postResponse{Seq: res.Seq, Tokens: res.Tokens, Notes: res.Notes, Warnings: res.Warnings}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []parley.Diagnostic{}
+	}
+	status := http.StatusCreated
+	if res.Replay {
+		status = http.StatusOK
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", "/v1/rooms/"+r.PathValue("room")+"/history?after="+strconv.FormatInt(res.Seq-1, 10)+"&limit=1")
+	writeJSON(w, status, out)
+	return nil
+}
+
+// maxHistoryLimit bounds one page; a reader wanting more pages on with after=.
+const maxHistoryLimit = 10000
+
+// handleHistory serves the byte-stable history text. A full page (limit given and filled)
+// can never change, because history is append-only and notes are frozen at post time: it
+// is cacheable for good. Any other read may grow, so it must be revalidated (cheaply, with
+// the ETag).
+//
+// The cache is private, not public: the bytes are the same for every seat of the room, but a
+// shared cache keyed on the URL alone would hand one room's history to any caller.
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	after, err := queryInt64(r, "after", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt64(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if limit > maxHistoryLimit {
+		return badRequest("page through with after= and a smaller limit", "limit=%d is over the maximum page of %d messages", limit, maxHistoryLimit)
+	}
+	text, last, err := s.svc.History(r.Context(), c, r.PathValue("room"), after, int(limit))
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(text)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("X-Parley-Last-Seq", strconv.FormatInt(last, 10))
+	// Seqs are gapless, so a page holds last-after messages.
+	if limit > 0 && last-after == limit {
+		h.Set("Cache-Control", "private, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "private, no-cache")
+	}
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(text)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(text)
+	return nil
+}
+
+// etagMatches implements If-None-Match's weak comparison: a list of tags, or "*".
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	in, err := s.svc.Inbox(r.Context(), c, r.PathValue("room"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Vary", "Accept")
+	if wantsJSON(r) || s.inboxText == nil {
+		if in.Unanswered == nil {
+			in.Unanswered = []parley.InboxAsk{}
+		}
+		if in.Open == nil {
+			in.Open = []parley.InboxAsk{}
+		}
+		writeJSON(w, http.StatusOK, in)
+		return nil
+	}
+	writeText(w, http.StatusOK, s.inboxText(in))
+	return nil
+}
+
+func (s *Server) handleState(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	rec, err := s.svc.State(r.Context(), c, r.PathValue("room"), r.PathValue("topic"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Vary", "Accept")
+	if wantsJSON(r) || s.stateText == nil {
+		writeJSON(w, http.StatusOK, rec)
+		return nil
+	}
+	writeText(w, http.StatusOK, s.stateText(rec))
+	return nil
+}
+
+// handleRun stores a test-run record. JSON bodies carry their own id; `go test -json` and
+// JUnit XML bodies take it from ?id=.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	body, err := readBody(w, r, maxRunBodyBytes)
+	if err != nil {
+		return err
+	}
+	run, err := s.svc.PostRun(r.Context(), c, r.PathValue("room"), r.Header.Get("Content-Type"), body, r.URL.Query().Get("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, run)
+	return nil
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	st, err := s.svc.Stats(r.Context(), c, r.PathValue("room"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// handleLint checks a draft as a post would, without posting it.
+func (s *Server) handleLint(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	body, err := readBody(w, r, maxBodyBytes)
+	if err != nil {
+		return err
+	}
+	diags, err := s.svc.Lint(r.Context(), c, r.PathValue("room"), body)
+	if err != nil {
+		return err
+	}
+	if diags == nil {
+		diags = []parley.Diagnostic{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": diags})
+	return nil
+}
