@@ -259,9 +259,14 @@ func TestRoomsAndSeats(t *testing.T) {
 	svc.SeatsFn = func(ctx context.Context, c *parley.Caller, room string) ([]*parley.Seat, error) {
 		return []*parley.Seat{{Room: room, Name: "yu", Role: parley.RoleHuman, TokenHash: []byte("secret-hash")}}, nil
 	}
-	svc.RotateSeatFn = func(ctx context.Context, c *parley.Caller, room, name string) (string, error) { return "new-" + name, nil }
+	svc.RotateSeatFn = func(ctx context.Context, c *parley.Caller, room, name string) (string, error) {
+		return "new-" + name, nil
+	}
 	revoked := ""
-	svc.RevokeSeatFn = func(ctx context.Context, c *parley.Caller, room, name string) error { revoked = room + "/" + name; return nil }
+	svc.RevokeSeatFn = func(ctx context.Context, c *parley.Caller, room, name string) error {
+		revoked = room + "/" + name
+		return nil
+	}
 	ts, _ := newServer(t, svc)
 
 	r := do(t, ts, "POST", "/v1/rooms", "admin", `{"name":"team","policy":{"format":"lenient"}}`)
