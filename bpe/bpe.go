@@ -1,0 +1,153 @@
+package bpe
+
+import (
+	_ "embed"
+	"fmt"
+	"sync"
+)
+
+//go:generate go run ./internal/vocabgen/generate data
+
+//go:embed data/o200k_base.bin
+var o200kData string
+
+//go:embed data/cl100k_base.bin
+var cl100kData string
+
+// Encoding is one of the byte-pair encodings. Its methods are safe for concurrent use.
+type Encoding struct {
+	name    string
+	data    string
+	split   func(s string, i int) int
+	special map[int]string // special tokens, for Decode only
+
+	once sync.Once
+	v    *vocab
+	err  error
+}
+
+var encodings = []*Encoding{
+	{
+		name:  "o200k_base",
+		data:  o200kData,
+		split: splitO200K,
+		special: map[int]string{
+			199999: "<|endoftext|>",
+			200018: "<|endofprompt|>",
+		},
+	},
+	{
+		name:  "cl100k_base",
+		data:  cl100kData,
+		split: splitCL100K,
+		special: map[int]string{
+			100257: "<|endoftext|>",
+			100258: "<|fim_prefix|>",
+			100259: "<|fim_middle|>",
+			100260: "<|fim_suffix|>",
+			100276: "<|endofprompt|>",
+		},
+	},
+}
+
+// Names returns the names of the encodings Get knows, default first.
+func Names() []string {
+	names := make([]string, len(encodings))
+	for i, e := range encodings {
+		names[i] = e.name
+	}
+	return names
+}
+
+// Get returns the encoding called name ("o200k_base" or "cl100k_base"), loading its
+// vocabulary on first use. Every call for the same name returns the same *Encoding.
+func Get(name string) (*Encoding, error) {
+	for _, e := range encodings {
+		if e.name == name {
+			e.once.Do(e.load)
+			if e.err != nil {
+				return nil, e.err
+			}
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("bpe: unknown encoding %q (known: o200k_base, cl100k_base)", name)
+}
+
+func (e *Encoding) load() {
+	loadClasses()
+	e.v, e.err = parseVocab(e.data)
+}
+
+// Name returns the encoding's name, e.g. "o200k_base".
+func (e *Encoding) Name() string { return e.name }
+
+// Encode returns the token ids of s. Text that looks like a special token, such as
+// "<|endoftext|>", is ordinary text (tiktoken's encode_ordinary).
+func (e *Encoding) Encode(s string) []int {
+	return e.AppendEncode(make([]int, 0, len(s)/4+1), s)
+}
+
+// AppendEncode appends the token ids of s to dst and returns the extended slice.
+func (e *Encoding) AppendEncode(dst []int, s string) []int {
+	if dst == nil {
+		dst = make([]int, 0, len(s)/4+1)
+	}
+	v := e.v
+	for i := 0; i < len(s); {
+		j := e.split(s, i)
+		dst, _ = v.encodePiece(s[i:j], dst)
+		i = j
+	}
+	return dst
+}
+
+// Count returns the number of tokens of s, len(e.Encode(s)), without building the slice.
+// It allocates nothing.
+func (e *Encoding) Count(s string) int {
+	v := e.v
+	n := 0
+	for i := 0; i < len(s); {
+		j := e.split(s, i)
+		_, k := v.encodePiece(s[i:j], nil)
+		n += k
+		i = j
+	}
+	return n
+}
+
+// Decode returns the bytes of the tokens ids: the inverse of Encode. The special tokens'
+// ids decode to their text (e.g. "<|endoftext|>"); ids that are no token decode to nothing.
+func (e *Encoding) Decode(ids []int) []byte {
+	v := e.v
+	out := make([]byte, 0, len(ids)*4)
+	for _, id := range ids {
+		if id >= 0 && id < len(v.off)-1 {
+			out = append(out, v.token(uint32(id))...)
+		} else if t, ok := e.special[id]; ok {
+			out = append(out, t...)
+		}
+	}
+	return out
+}
+
+// encodePiece appends the tokens of one piece to out (when out is not nil) and returns their
+// number. Like tiktoken, a piece that is itself a token is that token, merged or not.
+func (v *vocab) encodePiece(p string, out []int) ([]int, int) {
+	if len(p) == 1 {
+		if out != nil {
+			out = append(out, int(v.byte1[p[0]]))
+		}
+		return out, 1
+	}
+	if r := v.rank(p); r != noRank {
+		if out != nil {
+			out = append(out, int(r))
+		}
+		return out, 1
+	}
+	if len(p) <= smallPiece {
+		return v.mergeSmall(p, out)
+	}
+	return v.mergeLongPooled(p, out)
+}

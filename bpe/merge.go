@@ -1,0 +1,196 @@
+package bpe
+
+import "sync"
+
+// The merge step: tiktoken's byte-pair merge. Starting from single bytes, repeatedly merge
+// the adjacent pair whose concatenation has the lowest rank (the leftmost such pair on a
+// tie) until no adjacent pair is a token.
+//
+// Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
+// merge, quadratic but tiny) on stack arrays. Long pieces use a binary min-heap of
+// (rank, position) keys with lazy deletion over a doubly linked list of parts: O(n log n).
+// Both merge the same pairs in the same order.
+
+// smallPiece is the longest piece merged by the scan; longer pieces use the heap.
+const smallPiece = 48
+
+// mergeSmall merges a piece of 2..smallPiece bytes, appends its tokens to out when out is
+// not nil, and returns the number of tokens.
+func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
+	var start [smallPiece + 1]uint8
+	var rank [smallPiece + 1]uint32 // rank[i]: rank of part i joined with part i+1
+	var tok [smallPiece + 1]uint32  // tok[i]: token of part i
+	n := len(p)
+	for i := 0; i < n-1; i++ {
+		start[i] = uint8(i)
+		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
+		tok[i] = v.byte1[p[i]]
+	}
+	start[n-1], rank[n-1], tok[n-1] = uint8(n-1), noRank, v.byte1[p[n-1]]
+	start[n], rank[n] = uint8(n), noRank
+	parts := n + 1 // part i is p[start[i]:start[i+1]] for i < parts-1
+	for {
+		m, mi := noRank, -1
+		for i := 0; i < parts-2; i++ {
+			if rank[i] < m {
+				m, mi = rank[i], i
+			}
+		}
+		if mi < 0 {
+			break
+		}
+		tok[mi] = m
+		if mi+3 < parts {
+			rank[mi] = v.rank(p[start[mi]:start[mi+3]])
+		} else {
+			rank[mi] = noRank
+		}
+		if mi > 0 {
+			rank[mi-1] = v.rank(p[start[mi-1]:start[mi+2]])
+		}
+		copy(start[mi+1:parts-1], start[mi+2:parts])
+		copy(rank[mi+1:parts-1], rank[mi+2:parts])
+		copy(tok[mi+1:parts-1], tok[mi+2:parts])
+		parts--
+	}
+	if out != nil {
+		for i := 0; i < parts-1; i++ {
+			out = append(out, int(tok[i]))
+		}
+	}
+	return out, parts - 1
+}
+
+// scratch holds the buffers of mergeLong; pooled so that steady-state encoding allocates
+// nothing.
+type scratch struct {
+	next []int32  // next[i]: start of the part after the part starting at i
+	prev []int32  // prev[i]: start of the part before
+	rank []uint32 // rank[i]: rank of the part at i joined with the next part, or noRank
+	tok  []uint32 // tok[i]: token of the part starting at i
+	heap []uint64 // rank<<32 | start, possibly stale
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooled: scratch grown for pieces longer than this is not kept.
+const maxPooled = 1 << 20
+
+func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
+	sc := scratchPool.Get().(*scratch)
+	out, n := v.mergeLong(p, sc, out)
+	if len(p) <= maxPooled {
+		scratchPool.Put(sc)
+	}
+	return out, n
+}
+
+// mergeLong merges a piece of any length (≥ 2) in O(n log n).
+func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
+	n := len(p)
+	if cap(sc.next) < n+1 {
+		c := max(n+1, 2*cap(sc.next))
+		sc.next = make([]int32, c)
+		sc.prev = make([]int32, c)
+		sc.rank = make([]uint32, c)
+		sc.tok = make([]uint32, c)
+	}
+	next, prev, rank, tok := sc.next[:n+1], sc.prev[:n+1], sc.rank[:n+1], sc.tok[:n+1]
+	h := sc.heap[:0]
+	for i := 0; i < n; i++ {
+		next[i] = int32(i + 1)
+		prev[i] = int32(i - 1)
+		tok[i] = v.byte1[p[i]]
+	}
+	for i := 0; i < n-1; i++ {
+		r := uint32(v.pair[int(p[i])<<8|int(p[i+1])])
+		rank[i] = r
+		if r != noRank {
+			h = append(h, uint64(r)<<32|uint64(i))
+		}
+	}
+	rank[n-1] = noRank
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for len(h) > 0 {
+		top := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		if last > 0 {
+			siftDown(h, 0)
+		}
+		i, r := int32(uint32(top)), uint32(top>>32)
+		if rank[i] != r {
+			continue // stale: the pair at i changed or i was merged away
+		}
+		j := next[i]
+		k := next[j] // the merged part is p[i:k]
+		tok[i] = r
+		next[i] = k
+		rank[j] = noRank
+		if int(k) < n {
+			prev[k] = i
+			r2 := v.rank(p[i:next[k]])
+			rank[i] = r2
+			if r2 != noRank {
+				h = append(h, uint64(r2)<<32|uint64(i))
+				siftUp(h, len(h)-1)
+			}
+		} else {
+			rank[i] = noRank
+		}
+		if i > 0 {
+			q := prev[i]
+			r3 := v.rank(p[q:k])
+			rank[q] = r3
+			if r3 != noRank {
+				h = append(h, uint64(r3)<<32|uint64(q))
+				siftUp(h, len(h)-1)
+			}
+		}
+	}
+	sc.heap = h
+	count := 0
+	for i := int32(0); int(i) < n; i = next[i] {
+		count++
+		if out != nil {
+			out = append(out, int(tok[i]))
+		}
+	}
+	return out, count
+}
+
+func siftDown(h []uint64, i int) {
+	n := len(h)
+	x := h[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1] < h[c] {
+			c++
+		}
+		if h[c] >= x {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
+}
+
+func siftUp(h []uint64, i int) {
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= x {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}

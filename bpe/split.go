@@ -1,0 +1,242 @@
+package bpe
+
+// The pre-tokenizers: hand-written matchers equivalent to tiktoken's split regexes under
+// leftmost-first alternation with greedy, backtracking quantifiers (fancy-regex semantics).
+// Each returns the end of the piece that starts at i (i < len(s)); the regexes match every
+// character, so pieces tile the input.
+//
+// cl100k_base:
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// o200k_base:
+//
+//	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//	|\p{N}{1,3}
+//	| ?[^\s\p{L}\p{N}]+[\r\n/]*
+//	|\s*[\r\n]+
+//	|\s+(?!\S)
+//	|\s+
+
+// contraction returns the length of (?i:'s|'t|'re|'ve|'m|'ll|'d) matched at s[i:], or 0.
+// Case-insensitivity is Unicode simple case folding as in Rust's regex crate, so 's also
+// matches U+017F LATIN SMALL LETTER LONG S (bytes C5 BF); no other letter here has a fold
+// outside ASCII.
+func contraction(s string, i int) int {
+	if i >= len(s) || s[i] != '\'' || i+1 >= len(s) {
+		return 0
+	}
+	switch s[i+1] | 0x20 {
+	case 's', 't', 'm', 'd':
+		return 2
+	case 'r', 'v':
+		if i+2 < len(s) && s[i+2]|0x20 == 'e' {
+			return 3
+		}
+	case 'l':
+		if i+2 < len(s) && s[i+2]|0x20 == 'l' {
+			return 3
+		}
+	}
+	if s[i+1] == 0xC5 && i+2 < len(s) && s[i+2] == 0xBF { // ſ
+		return 3
+	}
+	return 0
+}
+
+// Note on `s[i+1] | 0x20`: only ASCII letters map onto 's','t','m','d','r','v','l' that way
+// ('S'|0x20 == 's'); no other byte does ('3'|0x20 == '3', 0x53|0x20 == 0x73 is 'S').
+
+func isCRLF(b byte) bool { return b == '\r' || b == '\n' }
+
+// scan returns the end of the run of characters from i whose class has any bit of want.
+func scan(s string, i int, want uint8) int {
+	for i < len(s) {
+		c, n := classAt(s, i)
+		if c&want == 0 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// scanOther returns the end of the run of [^\s\p{L}\p{N}] from i.
+func scanOther(s string, i int) int {
+	for i < len(s) {
+		c, n := classAt(s, i)
+		if c&(cWS|cL|cN) != 0 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// numbers matches \p{N}{1,3} at i (the character at i is a number).
+func numbers(s string, i int) int {
+	for k := 0; k < 3 && i < len(s); k++ {
+		c, n := classAt(s, i)
+		if c&cN == 0 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// spaces matches \s*[\r\n]+|\s+(?!\S)|\s+ at i (the character at i is white space, and the
+// earlier alternatives did not match).
+func spaces(s string, i int) int {
+	lastNL := -1 // end of the last \r or \n in the run
+	last := i    // start of the last character of the run
+	j := i
+	for j < len(s) {
+		b := s[j]
+		if isCRLF(b) {
+			lastNL = j + 1
+			last = j
+			j++
+			continue
+		}
+		c, n := classAt(s, j)
+		if c&cWS == 0 {
+			break
+		}
+		last = j
+		j += n
+	}
+	if lastNL > 0 { // \s*[\r\n]+ backs off to the last newline of the run
+		return lastNL
+	}
+	if j == len(s) || last == i { // \s+(?!\S) at the end of input, or \s+ for one character
+		return j
+	}
+	return last // \s+(?!\S) leaves the last space for the next piece
+}
+
+// splitCL100K returns the end of the cl100k_base piece starting at i.
+func splitCL100K(s string, i int) int {
+	b := s[i]
+	if b == '\'' {
+		if n := contraction(s, i); n > 0 {
+			return i + n
+		}
+	}
+	c, n := classAt(s, i)
+	if c&cL != 0 {
+		return scan(s, i+n, cL)
+	}
+	if c&cN != 0 {
+		return numbers(s, i)
+	}
+	// [^\r\n\p{L}\p{N}]?\p{L}+ with the prefix.
+	if !isCRLF(b) && i+n < len(s) {
+		if c1, n1 := classAt(s, i+n); c1&cL != 0 {
+			return scan(s, i+n+n1, cL)
+		}
+	}
+	//  ?[^\s\p{L}\p{N}]+[\r\n]*
+	j := -1
+	if c&cWS == 0 {
+		j = scanOther(s, i+n)
+	} else if b == ' ' && i+1 < len(s) {
+		if c1, n1 := classAt(s, i+1); c1&(cWS|cL|cN) == 0 {
+			j = scanOther(s, i+1+n1)
+		}
+	}
+	if j >= 0 {
+		for j < len(s) && isCRLF(s[j]) {
+			j++
+		}
+		return j
+	}
+	return spaces(s, i)
+}
+
+// lettersO200K matches [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+ (first=true)
+// or [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]* (first=false) at j, each
+// followed by the optional contraction; it returns the end or -1.
+func lettersO200K(s string, j int, first bool) int {
+	lowEnd := -1 // end of the last lower-class character inside the upper-class run
+	k := j
+	for k < len(s) {
+		c, n := classAt(s, k)
+		if c&cUpper == 0 {
+			break
+		}
+		k += n
+		if c&cLower != 0 {
+			lowEnd = k
+		}
+	}
+	end := -1
+	if k < len(s) {
+		if c, _ := classAt(s, k); c&cLower != 0 {
+			end = scan(s, k, cLower)
+		}
+	}
+	if end < 0 {
+		if first {
+			end = lowEnd // U* backs off to the last lower-class character of the run
+		} else if k > j {
+			end = k
+		}
+	}
+	if end < 0 {
+		return -1
+	}
+	return end + contraction(s, end)
+}
+
+// splitO200K returns the end of the o200k_base piece starting at i.
+func splitO200K(s string, i int) int {
+	b := s[i]
+	c, n := classAt(s, i)
+	if c&(cUpper|cLower) != 0 { // a letter or a mark: the first two alternatives
+		prefix := c&cL == 0 && i+n < len(s) // a mark may be the optional prefix
+		if prefix {
+			if e := lettersO200K(s, i+n, true); e >= 0 {
+				return e
+			}
+		}
+		if e := lettersO200K(s, i, true); e >= 0 {
+			return e
+		}
+		if prefix {
+			if e := lettersO200K(s, i+n, false); e >= 0 {
+				return e
+			}
+		}
+		return lettersO200K(s, i, false) // cannot fail: s[i] is upper- or lower-class
+	}
+	if c&cN != 0 {
+		return numbers(s, i)
+	}
+	// The prefix [^\r\n\p{L}\p{N}] (here: anything but \r, \n) before letters.
+	if !isCRLF(b) && i+n < len(s) {
+		if e := lettersO200K(s, i+n, true); e >= 0 {
+			return e
+		}
+		if e := lettersO200K(s, i+n, false); e >= 0 {
+			return e
+		}
+	}
+	//  ?[^\s\p{L}\p{N}]+[\r\n/]*
+	j := -1
+	if c&cWS == 0 {
+		j = scanOther(s, i+n)
+	} else if b == ' ' && i+1 < len(s) {
+		if c1, n1 := classAt(s, i+1); c1&(cWS|cL|cN) == 0 {
+			j = scanOther(s, i+1+n1)
+		}
+	}
+	if j >= 0 {
+		for j < len(s) && (isCRLF(s[j]) || s[j] == '/') {
+			j++
+		}
+		return j
+	}
+	return spaces(s, i)
+}
