@@ -1,0 +1,48 @@
+package report_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/parleyhq/parley/report"
+)
+
+func ExampleTable_Markdown() {
+	t := report.Table{
+		Header: []string{"format", "thread tokens"},
+		Rows:   [][]string{{"convention", "399"}, {"JSON, pretty", "859"}},
+		Align:  []report.Align{report.Left, report.Right},
+	}
+	fmt.Print(t.Markdown())
+	// Output:
+	// | format       | thread tokens |
+	// | ------------ | ------------: |
+	// | convention   |           399 |
+	// | JSON, pretty |           859 |
+}
+
+func ExampleBarChart_WriteSVG() {
+	c := report.BarChart{
+		Title: "Tokens per fact",
+		Unit:  "tokens per fact",
+		Bars: []report.Bar{
+			{Label: "convention", Group: "o200k_base", Value: 10.23},
+			{Label: "convention", Group: "cl100k_base", Value: 10.41},
+			{Label: "JSON", Group: "o200k_base", Value: 22.03},
+			{Label: "JSON", Group: "cl100k_base", Value: 22.05},
+		},
+	}
+	var b strings.Builder
+	if err := c.WriteSVG(&b); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	// The first lines: the accessible root, its title and the data in words.
+	lines := strings.Split(b.String(), "\n")
+	fmt.Println(lines[1])
+	fmt.Println(lines[2])
+	// Output:
+	// <title>Tokens per fact</title>
+	// <desc>Horizontal bar chart of tokens per fact. convention: o200k_base 10.23, cl100k_base 10.41; JSON: o200k_base 22.03, cl100k_base 22.05.</desc>
+}
