@@ -1,0 +1,292 @@
+package convention
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dateHit is a date or time written in a form other than ISO basic, found in a line's text.
+type dateHit struct {
+	start, end int    // byte span in the text
+	rewrite    string // the ISO basic form, or "" when the written form cannot be converted
+	why        string // what is wrong with the written form
+	assumeUTC  bool   // no zone was written: the rewrite assumes UTC
+}
+
+const monthAlt = `Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?`
+
+// clock matches a time of day: 09:00, 9:00pm, 9pm, 09:00:05, each with an optional zone.
+func clock(p string) string {
+	return fmt.Sprintf(`(?:(?P<%[1]sh>\d{1,2}):(?P<%[1]sm>\d{2})(?::(?P<%[1]ss>\d{2}))?(?:\s?(?P<%[1]sap>[ap]\.?m\.?))?|(?P<%[1]sh2>\d{1,2})\s?(?P<%[1]sap2>[ap]\.?m\.?))(?:\s?(?P<%[1]sz>UTC|GMT|Z))?`, p)
+}
+
+var (
+	// 2026-09-19T12:00:00Z, 2026-09-19 12:00, 2026-09-19T12:00:00.250+02:00, 2026-09-19.
+	extISORe = regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?)?`)
+	// ISO basic that is nearly right: 20260919T1200 (no Z), 20260919T12:00Z, 20260919T12Z.
+	nearBasicRe = regexp.MustCompile(`(\d{4})(\d{2})(\d{2})T(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?(Z)?`)
+	// September 19, 2026 / 19 Sep 2026, with an optional time before ("12:00 UTC on") or
+	// after (", 12:00 UTC", " at 9pm").
+	namedRe = regexp.MustCompile(`(?i)(?:` + clock("a") + `\s+(?:on\s+)?)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:(?P<mon1>` + monthAlt + `)\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>` + monthAlt + `)\.?,?\s+(?P<y2>\d{4}))(?:,?\s+(?:at\s+)?` + clock("b") + `)?`)
+	// Sep 19 / September 19th with no year: capitalised only, so that "may 3" is not a date.
+	noYearRe = regexp.MustCompile(`(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b`)
+	// 19/09/2026, 09/19/2026, 2026/09/19.
+	slashRe = regexp.MustCompile(`(\d{1,4})/(\d{1,2})/(\d{2,4})`)
+	// A time of day with a zone or am/pm but no date.
+	clockRe = regexp.MustCompile(`(?i)` + clock("c"))
+	// Times that depend on when and where they are read.
+	relativeRe = regexp.MustCompile(`(?i)\b(today|tonight|tomorrow|yesterday|eod|eow|cob|end of (?:the )?(?:day|week|month)|next (?:week|month)|this (?:morning|afternoon|evening|week)|asap|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b`)
+)
+
+var monthNum = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+
+// findDates returns the non-ISO-basic dates and times in s, left to right, without overlaps.
+func findDates(s string) []dateHit {
+	var hits []dateHit
+	taken := func(a, b int) bool {
+		for _, h := range hits {
+			if a < h.end && b > h.start {
+				return true
+			}
+		}
+		return false
+	}
+	bounded := func(a, b int) bool {
+		return (a == 0 || !isAlnum(s[a-1])) && (b == len(s) || !isAlnum(s[b]))
+	}
+	// ISO basic times already right are not hits, but they must not be re-read as something else.
+	for _, sp := range isoBasicSpans(s) {
+		if _, ok := ParseTime(s[sp[0]:sp[1]]); ok {
+			hits = append(hits, dateHit{start: sp[0], end: sp[1]})
+		}
+	}
+	for _, m := range extISORe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		g := func(i int) string {
+			if m[2*i] < 0 {
+				return ""
+			}
+			return s[m[2*i]:m[2*i+1]]
+		}
+		y, mo, d := atoi(g(1)), atoi(g(2)), atoi(g(3))
+		h := dateHit{start: a, end: b, why: "an extended ISO date"}
+		if g(4) == "" {
+			if validDate(y, mo, d) {
+				h.rewrite = fmt.Sprintf("%04d%02d%02d", y, mo, d)
+			}
+			hits = append(hits, h)
+			continue
+		}
+		hh, mm, ss := atoi(g(4)), atoi(g(5)), atoi(g(6))
+		zone := g(8)
+		off, ok := zoneOffset(zone)
+		if !ok {
+			h.assumeUTC = true
+		}
+		if t, ok := mkTime(y, mo, d, hh, mm, ss, off); ok {
+			h.rewrite = FormatTime(t)
+		}
+		if g(7) != "" {
+			h.why = "an extended ISO time with fractions of a second (dropped in the rewrite)"
+		}
+		hits = append(hits, h)
+	}
+	for _, m := range nearBasicRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		g := func(i int) string {
+			if m[2*i] < 0 {
+				return ""
+			}
+			return s[m[2*i]:m[2*i+1]]
+		}
+		h := dateHit{start: a, end: b, why: "a nearly ISO basic time"}
+		if g(7) == "" {
+			h.assumeUTC = true
+			h.why = "an ISO basic time without its Z"
+		}
+		if t, ok := mkTime(atoi(g(1)), atoi(g(2)), atoi(g(3)), atoi(g(4)), atoi(g(5)), atoi(g(6)), 0); ok {
+			h.rewrite = FormatTime(t)
+		}
+		hits = append(hits, h)
+	}
+	for _, m := range namedRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		g := func(name string) string {
+			i := namedRe.SubexpIndex(name)
+			if i < 0 || m[2*i] < 0 {
+				return ""
+			}
+			return s[m[2*i]:m[2*i+1]]
+		}
+		mon, day, year := g("mon1"), g("d1"), g("y1")
+		if mon == "" {
+			mon, day, year = g("mon2"), g("d2"), g("y2")
+		}
+		h := dateHit{start: a, end: b, why: "a written-out date"}
+		mo := monthNum[strings.ToLower(mon[:3])]
+		hh, mm, ss, zone, hasClock := clockParts(g, "a")
+		if !hasClock {
+			hh, mm, ss, zone, hasClock = clockParts(g, "b")
+		}
+		if !hasClock {
+			if validDate(atoi(year), mo, atoi(day)) {
+				h.rewrite = fmt.Sprintf("%04d%02d%02d", atoi(year), mo, atoi(day))
+			}
+		} else {
+			h.assumeUTC = zone == ""
+			if t, ok := mkTime(atoi(year), mo, atoi(day), hh, mm, ss, 0); ok {
+				h.rewrite = FormatTime(t)
+			}
+		}
+		hits = append(hits, h)
+	}
+	for _, m := range slashRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		x, y, z := s[m[2]:m[3]], s[m[4]:m[5]], s[m[6]:m[7]]
+		h := dateHit{start: a, end: b, why: "a slash date, which readers parse as day/month or month/day"}
+		switch {
+		case len(x) == 4 && len(z) == 2:
+			if validDate(atoi(x), atoi(y), atoi(z)) {
+				h.rewrite = fmt.Sprintf("%s%02d%s", x, atoi(y), z)
+			}
+		case len(z) == 4 && len(x) <= 2:
+			d1, d2, yr := atoi(x), atoi(y), atoi(z)
+			switch {
+			case d1 > 12 && validDate(yr, d2, d1):
+				h.rewrite = fmt.Sprintf("%04d%02d%02d", yr, d2, d1)
+			case d2 > 12 && validDate(yr, d1, d2):
+				h.rewrite = fmt.Sprintf("%04d%02d%02d", yr, d1, d2)
+			}
+		default:
+			continue // 1/2/3 or a fraction: not a date
+		}
+		hits = append(hits, h)
+	}
+	for _, m := range noYearRe.FindAllStringIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		hits = append(hits, dateHit{start: a, end: b, why: "a date with no year"})
+	}
+	for _, m := range clockRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := m[0], m[1]
+		if !bounded(a, b) || taken(a, b) {
+			continue
+		}
+		g := func(name string) string {
+			i := clockRe.SubexpIndex(name)
+			if i < 0 || m[2*i] < 0 {
+				return ""
+			}
+			return s[m[2*i]:m[2*i+1]]
+		}
+		// A bare 12:30 could be a ratio or a score; only a zone or am/pm makes it a clock time.
+		if g("cz") == "" && g("cap") == "" && g("cap2") == "" {
+			continue
+		}
+		hits = append(hits, dateHit{start: a, end: b, why: "a time of day with no date"})
+	}
+	for _, m := range relativeRe.FindAllStringIndex(s, -1) {
+		a, b := m[0], m[1]
+		if taken(a, b) {
+			continue
+		}
+		hits = append(hits, dateHit{start: a, end: b, why: "a relative time, which means a different instant to each reader"})
+	}
+	// Drop the placeholders for ISO basic times that were already right.
+	out := hits[:0]
+	for _, h := range hits {
+		if h.why != "" {
+			out = append(out, h)
+		}
+	}
+	sortHits(out)
+	return out
+}
+
+func sortHits(h []dateHit) {
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && h[j].start < h[j-1].start; j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// clockParts reads the clock groups with prefix p, converting am/pm to 24 hours.
+func clockParts(g func(string) string, p string) (hh, mm, ss int, zone string, ok bool) {
+	h, ap := g(p+"h"), g(p+"ap")
+	if h == "" {
+		h, ap = g(p+"h2"), g(p+"ap2")
+	}
+	if h == "" {
+		return 0, 0, 0, "", false
+	}
+	hh, mm, ss = atoi(h), atoi(g(p+"m")), atoi(g(p+"s"))
+	switch strings.ToLower(strings.ReplaceAll(ap, ".", "")) {
+	case "am":
+		if hh == 12 {
+			hh = 0
+		}
+	case "pm":
+		if hh < 12 {
+			hh += 12
+		}
+	}
+	return hh, mm, ss, g(p + "z"), true
+}
+
+// zoneOffset reads Z, UTC, GMT or ±hh[:]mm as seconds east of UTC; ok is false when no zone
+// was written.
+func zoneOffset(z string) (int, bool) {
+	switch z {
+	case "":
+		return 0, false
+	case "Z", "UTC", "GMT":
+		return 0, true
+	}
+	sign := 1
+	if z[0] == '-' {
+		sign = -1
+	}
+	digits := strings.ReplaceAll(z[1:], ":", "")
+	if len(digits) != 4 {
+		return 0, false
+	}
+	return sign * (atoi(digits[:2])*3600 + atoi(digits[2:])*60), true
+}
+
+func mkTime(y, mo, d, hh, mm, ss, off int) (time.Time, bool) {
+	if !validDate(y, mo, d) || hh > 23 || mm > 59 || ss > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, hh, mm, ss, 0, time.FixedZone("", off))
+	return t.UTC(), true
+}
+
+func validDate(y, mo, d int) bool {
+	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > 31 {
+		return false
+	}
+	return time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC).Day() == d
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
