@@ -1,8 +1,104 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
 
-// runPost is not built yet; its issue's owner replaces this file.
+	"github.com/parleyhq/parley"
+)
+
+const postDescription = `
+Post a message to a room as your seat. The message is read from FILE, or from stdin when
+FILE is - or left out, and sent exactly as written. The server checks it (format,
+addressing, repeats, rate caps, secrets, evidence) and either stores it and prints its seq,
+its tokens, the server's notes (evidence verdicts) and any lint warnings, or refuses it and
+says why. A refused convention message prints its diagnostics like a compiler,
+FILE:LINE:COL: message, and exits 1.
+
+With --idempotency-key, a retry of the same post (after a timeout, say) returns the
+original's seq and stores nothing new. The sender is always the token's seat.`
+
+const postExamples = `  parley post team p1.txt
+  printf 'v1 note limiter to all n=1\noutcome merged\n' | parley post team
+  parley post team report.txt --idempotency-key report-2026-09-18`
+
 func runPost(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "not built yet"}
+	fs := newFlags(e, "post", "post ROOM [FILE|-] [flags]", postDescription, postExamples)
+	cf := addClientFlags(fs)
+	key := fs.String("idempotency-key", "", "a key that makes retries of this post safe (same key: same message)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageErrorf("want ROOM and an optional FILE, got %d argument(s)", len(pos))
+	}
+	file := ""
+	if len(pos) == 2 {
+		file = pos[1]
+	}
+	body, name, err := readPostInput(e, file)
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	c, err := cf.client(e, false)
+	if err != nil {
+		return err
+	}
+	req := apiRequest{method: "POST", path: roomPath(pos[0], "messages"), body: body,
+		header: map[string]string{"Content-Type": "text/plain; charset=utf-8"}}
+	if *key != "" {
+		req.header["Idempotency-Key"] = *key
+	}
+	var res parley.PostResult
+	status, err := c.json(ctx, req, &res)
+	if err != nil {
+		return postError(e, name, err)
+	}
+	if status == 200 {
+		fmt.Fprintf(e.stdout, "#%d already posted with this idempotency key; nothing new stored\n", res.Seq)
+	} else {
+		fmt.Fprintf(e.stdout, "posted #%d (%d tokens)\n", res.Seq, res.Tokens)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(e.stdout, "! %s\n", n)
+	}
+	printDiagnostics(e, name, res.Warnings)
+	return nil
+}
+
+// postError prints what the server refused: diagnostics like a compiler for an invalid
+// message, the original's seq for a repeat, the wait for a rate cap.
+func postError(e *env, name string, err error) error {
+	ae, ok := err.(*apiError)
+	if !ok {
+		return err
+	}
+	if raw := ae.Fields["diagnostics"]; raw != nil {
+		var diags []parley.Diagnostic
+		if json.Unmarshal(raw, &diags) == nil && len(diags) > 0 {
+			printDiagnostics(e, name, diags)
+		}
+	}
+	if raw := ae.Fields["retry_after"]; raw != nil && ae.Hint == "" {
+		ae.Hint = "retry after " + string(raw) + "s"
+	}
+	return &exitError{code: 1, msg: ae.Error()}
+}
+
+// printDiagnostics prints findings as FILE:LINE:COL: [severity] message (fix), to stderr,
+// where editors and humans look for them.
+func printDiagnostics(e *env, name string, diags []parley.Diagnostic) {
+	for _, d := range diags {
+		sev := ""
+		if d.Severity != "" && d.Severity != "error" {
+			sev = d.Severity + ": "
+		}
+		fmt.Fprintf(e.stderr, "%s:%d:%d: %s%s", name, d.Line, d.Col, sev, d.Message)
+		if d.Fix != "" {
+			fmt.Fprintf(e.stderr, " (fix: %s)", d.Fix)
+		}
+		fmt.Fprintln(e.stderr)
+	}
 }

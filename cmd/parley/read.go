@@ -1,8 +1,165 @@
 package main
 
-import "context"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
 
-// runRead is not built yet; its issue's owner replaces this file.
+const readDescription = `
+Print a room's history: every message as '#<seq> <seat> <time>', its body exactly as
+posted, and the server's notes ('! …'), a blank line between messages. Every seat gets the
+same bytes for the same range, which is what lets an agent's prompt cache hit. --after N
+starts after message N; --limit K stops after K messages.
+
+With --follow, parley prints the history and then each new message as it is posted, until
+interrupted; it reconnects by itself and resumes after the last message it printed.`
+
+const readExamples = `  parley read team
+  parley read team --after 12
+  parley read team --follow`
+
 func runRead(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "not built yet"}
+	fs := newFlags(e, "read", "read ROOM [flags]", readDescription, readExamples)
+	cf := addClientFlags(fs)
+	after := fs.Int64("after", 0, "start after message `N`")
+	limit := fs.Int("limit", 0, "print at most `K` messages (not with --follow)")
+	follow := fs.Bool("follow", false, "keep printing new messages as they are posted")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("want ROOM, got %d argument(s)", len(pos))
+	}
+	if *after < 0 || *limit < 0 {
+		return usageErrorf("--after and --limit must not be negative")
+	}
+	if *follow && *limit > 0 {
+		return usageErrorf("--limit and --follow do not go together")
+	}
+	c, err := cf.client(e, false)
+	if err != nil {
+		return err
+	}
+	room := pos[0]
+	if !*follow {
+		q := "?after=" + strconv.FormatInt(*after, 10)
+		if *limit > 0 {
+			q += "&limit=" + strconv.Itoa(*limit)
+		}
+		b, _, err := c.text(ctx, apiRequest{method: "GET", path: roomPath(room, "history") + q})
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	return followRoom(ctx, e, c, room, *after)
+}
+
+// followRoom prints the room's messages from the event stream, reconnecting with backoff after
+// a dropped connection or a server error, until ctx ends. A refusal (bad token, another
+// room) ends it at once: retrying cannot help.
+func followRoom(ctx context.Context, e *env, c *apiClient, room string, cursor int64) error {
+	backoff := time.Second
+	for {
+		n, err := followOnce(ctx, e, c, room, &cursor)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
+			return err
+		}
+		if n > 0 {
+			backoff = time.Second
+		}
+		msg := "the stream ended"
+		if err != nil {
+			msg = strings.ReplaceAll(err.Error(), "\n", "; ")
+		}
+		fmt.Fprintf(e.stderr, "parley read: %s; reconnecting in %s\n", msg, backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// followOnce reads one connection's events and returns how many messages it printed.
+func followOnce(ctx context.Context, e *env, c *apiClient, room string, cursor *int64) (int, error) {
+	resp, err := c.do(ctx, apiRequest{method: "GET",
+		path:   roomPath(room, "events") + "?after=" + strconv.FormatInt(*cursor, 10),
+		header: map[string]string{"Accept": "text/event-stream", "Last-Event-ID": strconv.FormatInt(*cursor, 10)}})
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n := 0
+	err = readSSE(resp.Body, func(id, event, data string) error {
+		if event != "message" {
+			return nil
+		}
+		seq, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return fmt.Errorf("event id %q is not a seq", id)
+		}
+		// The event's data plus a newline is the message's history text.
+		if _, err := io.WriteString(e.stdout, data+"\n"); err != nil {
+			return err
+		}
+		*cursor = seq
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// readSSE parses a Server-Sent Events stream and calls fn for each event, data lines joined
+// with "\n" as the specification says. It returns when the stream ends (nil) or fn fails.
+func readSSE(r io.Reader, fn func(id, event, data string) error) error {
+	br := bufio.NewReader(r)
+	var id, event string
+	var data []string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		switch {
+		case line == "":
+			if data != nil {
+				if err := fn(id, event, strings.Join(data, "\n")); err != nil {
+					return err
+				}
+			}
+			event, data = "", nil
+		case strings.HasPrefix(line, ":"):
+			// a comment: the server's heartbeat
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				id = value
+			case "event":
+				event = value
+			case "data":
+				data = append(data, value)
+			}
+		}
+	}
 }
