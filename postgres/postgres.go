@@ -1,0 +1,290 @@
+// Package postgres is the room server's store on PostgreSQL (github.com/jackc/pgx/v5), for
+// several `parley serve` processes sharing one database behind a load balancer.
+//
+// Append allocates the room's next seq with UPDATE rooms … RETURNING last_seq in its own
+// transaction. That locks the room's row until commit, so appends to one room are serialised
+// across every process and the seqs stay gapless: a transaction that fails rolls its seq back
+// with it. The idempotency and dedup checks run after the lock, in the same transaction, so
+// two processes cannot both accept the same post; unique indexes back them up.
+//
+// Lock ordering: an Append locks exactly one rooms row first, then the asks rows of that room
+// it closes. No transaction locks two rooms, so appends cannot deadlock each other. Inserting
+// a seat, run or stat takes only a KEY SHARE lock on the room (foreign key), which does not
+// conflict with the seq update.
+//
+// Watch is LISTEN/NOTIFY: Append sends NOTIFY parley_append '<seq> <room>' in its transaction,
+// which PostgreSQL delivers on commit to every listening process. Each Store holds one
+// dedicated listening connection and fans notifications out to its in-process watchers;
+// after losing that connection it reconnects and wakes every watcher with its room's current
+// seq, since notifications sent meanwhile are lost.
+//
+// Times are timestamptz: microseconds, returned in UTC.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/parleyhq/parley"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var _ parley.Store = (*Store)(nil)
+
+// channel is the NOTIFY channel of appends.
+const channel = "parley_append"
+
+// migrationLock is the advisory lock key that serialises migrations of several processes
+// starting at once ("parley" in ASCII).
+const migrationLock = 0x7061726c6579
+
+// Store is a parley.Store on a PostgreSQL database.
+type Store struct {
+	pool   *pgxpool.Pool
+	listen *pgx.ConnConfig // for the dedicated LISTEN connection
+	watch  *hub
+	stop   context.CancelFunc
+	done   chan struct{} // closed when the listener has returned
+}
+
+// Open connects to the database named by dsn (a URL or keyword/value string, as libpq takes
+// them), brings its schema up to date and starts listening for appends.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), done: make(chan struct{})}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	// LISTEN before Open returns: a Watch started after Open sees every later append.
+	conn, err := s.connectListener(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go s.listenLoop(lctx, conn)
+	return s, nil
+}
+
+// Close stops the listener, closes the pool and every Watch channel.
+func (s *Store) Close() error {
+	s.stop()
+	<-s.done
+	s.pool.Close()
+	s.watch.closeAll()
+	return nil
+}
+
+// migrate applies the embedded migrations that the database has not seen, each in its own
+// transaction together with its row in schema_migrations, in file-name order, holding an
+// advisory lock so that processes starting together do not race.
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer     NOT NULL PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		version, err := migrationVersion(name)
+		if err != nil {
+			return err
+		}
+		if err := migrateOne(ctx, conn.Conn(), version, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateOne(ctx context.Context, conn *pgx.Conn, version int, name string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	defer tx.Rollback(context.Background())
+	var done bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&done); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if done {
+		return nil
+	}
+	b, err := migrations.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	// Without arguments pgx uses the simple protocol, which runs a multi-statement script.
+	if _, err := tx.Exec(ctx, string(b)); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, name); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	return nil
+}
+
+// migrationVersion reads the number that starts a migration's file name ("0001_init.sql").
+func migrationVersion(name string) (int, error) {
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	digits, _, ok := strings.Cut(base, "_")
+	v, err := strconv.Atoi(digits)
+	if !ok || err != nil || v <= 0 {
+		return 0, fmt.Errorf("migrate: file %s does not start with a version number and '_'", name)
+	}
+	return v, nil
+}
+
+func (s *Store) connectListener(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.listen.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return conn, nil
+}
+
+// listenLoop fans notifications out to watchers until ctx ends, reconnecting with backoff.
+func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
+	defer close(s.done)
+	backoff := 100 * time.Millisecond
+	for {
+		if conn == nil {
+			c, err := s.connectListener(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				slog.Warn("postgres: cannot listen for appends; retrying", "err", err, "in", backoff)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			}
+			conn, backoff = c, 100*time.Millisecond
+			s.catchUp(ctx)
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+			if ctx.Err() != nil {
+				return
+			}
+			slog.Warn("postgres: lost the connection listening for appends; reconnecting", "err", err)
+			continue
+		}
+		if seq, room, ok := parsePayload(n.Payload); ok {
+			s.watch.publish(room, seq)
+		}
+	}
+}
+
+// catchUp wakes every watcher with its room's last seq, covering notifications missed while
+// the listener was disconnected.
+func (s *Store) catchUp(ctx context.Context) {
+	for _, room := range s.watch.watched() {
+		seq, err := s.LastSeq(ctx, room)
+		if err != nil {
+			if ctx.Err() == nil && parley.ErrorCode(err) != parley.ENOTFOUND {
+				slog.Warn("postgres: catching up watchers", "room", room, "err", err)
+			}
+			continue
+		}
+		s.watch.publish(room, seq)
+	}
+}
+
+func payload(room string, seq int64) string { return strconv.FormatInt(seq, 10) + " " + room }
+
+func parsePayload(p string) (seq int64, room string, ok bool) {
+	n, room, ok := strings.Cut(p, " ")
+	if !ok {
+		return 0, "", false
+	}
+	seq, err := strconv.ParseInt(n, 10, 64)
+	return seq, room, err == nil
+}
+
+// Codes of the PostgreSQL errors we turn into caller errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+func sqlState(err error) string {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func roomNotFound(name string) error {
+	return parley.Errorf(parley.ENOTFOUND, "room %q not found", name)
+}
+
+// utc returns t in UTC; PostgreSQL hands timestamptz back in the local zone.
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func fromNullTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
