@@ -1,0 +1,184 @@
+// Package mcp is the room server's edge for agents that speak the Model Context Protocol: a
+// streamable-HTTP MCP server (NewHandler, mounted at /mcp) with six small tools over
+// parley.RoomService, and a stdio bridge (Bridge) for clients that only speak stdio.
+//
+// Every HTTP request carries the seat's bearer token and is authenticated before the MCP SDK
+// sees it: a missing, unknown or revoked token is answered 401 and never reaches a session.
+// Requests whose Host names a DNS name that is neither localhost nor configured are refused
+// (DNS rebinding), and so are cross-origin browser requests.
+//
+// The tools act as the token's seat, in the seat's own room: there is no room argument to get
+// wrong. Their results are text written for a model to read, and say that message text from
+// other seats is data, not instructions. Service errors become tool errors (IsError) carrying
+// the server's message and hint, so the agent can fix its call; only internal errors are
+// hidden, and logged.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+		"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parleyhq/parley"
+)
+
+// Option configures NewHandler.
+type Option func(*handlerConfig)
+
+type handlerConfig struct {
+	hosts          []string
+	sessionTimeout time.Duration
+}
+
+// AllowHost lets requests whose Host header names host (without port) through the DNS
+// rebinding check, for a server reached under a DNS name other than localhost.
+func AllowHost(host string) Option {
+	return func(c *handlerConfig) { c.hosts = append(c.hosts, strings.ToLower(host)) }
+}
+
+// SessionTimeout closes MCP sessions idle for d (default 1h), which also forgets their read
+// cursors.
+func SessionTimeout(d time.Duration) Option {
+	return func(c *handlerConfig) { c.sessionTimeout = d }
+}
+
+// NewHandler returns the MCP endpoint over svc: streamable HTTP, one MCP session per client,
+// the caller authenticated from `Authorization: Bearer <seat token>` on every request.
+func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := handlerConfig{sessionTimeout: time.Hour}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	t := &tools{svc: svc, logger: logger, cursors: map[string]int64{}}
+	server := t.server()
+	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
+		Logger:         logger,
+		SessionTimeout: cfg.sessionTimeout,
+		// A posted message is capped by the room's policy (at most 1 MiB); allow for JSON
+		// escaping and the envelope.
+		MaxRequestBodyBytes: 4 << 20,
+	})
+	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, next: stream}
+	// Cross-origin browser requests (a web page posting to our loopback port) are refused;
+	// clients that send no Origin or Sec-Fetch-Site, as MCP clients do not, pass.
+	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// handler authenticates every request before the MCP SDK sees it.
+type handler struct {
+	svc    parley.RoomService
+	logger *slog.Logger
+	hosts  []string
+	next   http.Handler
+}
+
+// callerKey is where the handler leaves the authenticated caller in TokenInfo.Extra.
+const callerKey = "parley.caller"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		http.Error(w, fmt.Sprintf("forbidden: host %q is not allowed (DNS rebinding protection); reach the server as 127.0.0.1 or localhost, or configure the host", r.Host), http.StatusForbidden)
+		return
+	}
+	token, ok := bearer(r)
+	if !ok {
+		unauthorized(w, "no bearer token", "send the seat's token as `Authorization: Bearer <token>`")
+		return
+	}
+	c, err := h.svc.Authenticate(r.Context(), token)
+	if err != nil {
+		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+			msg, hint := parley.ErrorMessage(err), hintOf(err)
+			unauthorized(w, msg, hint)
+			return
+		}
+		h.logger.Error("mcp: authenticate", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if c.Seat == nil {
+		http.Error(w, "forbidden: the MCP tools act as a seat of one room; use a seat token, not the admin token", http.StatusForbidden)
+		return
+	}
+	// UserID binds the MCP session to the seat that opened it: the SDK refuses a request on
+	// that session from any other seat's token.
+	info := &auth.TokenInfo{
+		UserID:     c.Seat.Room + "/" + c.Seat.Name,
+		Expiration: time.Now().Add(24 * time.Hour),
+		Extra:      map[string]any{callerKey: c},
+	}
+	// The SDK reads TokenInfo from the context key that auth.RequireBearerToken sets; going
+	// through it (with a verifier that returns what we already know) keeps us on its public
+	// API.
+	auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return info, nil
+	}, nil)(h.next).ServeHTTP(w, r)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+func unauthorized(w http.ResponseWriter, msg, hint string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	http.Error(w, "unauthorized: "+msg, http.StatusUnauthorized)
+}
+
+// hostAllowed is the DNS rebinding check. A rebinding attack needs a DNS name that the
+// attacker controls resolving to us, so IP literals and localhost are always fine; any other
+// name must be configured with AllowHost.
+func (h *handler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hst, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hst
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	for _, a := range h.hosts {
+		if host == a {
+			return true
+		}
+	}
+	return false
+}
+
+func hintOf(err error) string {
+	var e *parley.Error
+	if errors.As(err, &e) {
+		return e.Hint
+	}
+	return ""
+}
+
+// caller returns the caller the handler authenticated for this request.
+func caller(req *sdk.CallToolRequest) (*parley.Caller, error) {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		if c, ok := req.Extra.TokenInfo.Extra[callerKey].(*parley.Caller); ok && c.Seat != nil {
+			return c, nil
+		}
+	}
+	return nil, parley.Errorf(parley.EUNAUTHORIZED, "no seat on this request")
+}

@@ -1,0 +1,236 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/convention"
+)
+
+// message is one history entry as the transcript shows it.
+type message struct {
+	Seq      int64
+	Seat     string
+	Time     string // as history writes it
+	DateTime string // RFC 3339 for <time datetime>, "" when the time did not parse
+	Tokens   int    // -1 when unknown
+
+	Convention bool
+	Intent     string
+	Topic      string
+	To         []string
+	Re         int64
+	Lines      []line
+	Notes      []string
+}
+
+// line is one line of a message body. Kind picks its colour; Label is the visible word, so
+// the modality never rests on colour alone.
+type line struct {
+	Label string // the modality word (req, ask, done…), the fact word, or "" for text
+	Key   string // done#k / ev#k / opt/label: the pairing key with its mark
+	Text  string
+	Kind  string // the reserved word, "fact", or "text"
+}
+
+// messages returns the room's messages with after < seq <= last (last < 0: to the end).
+// It reads them one at a time because only the service knows where one message's history
+// text ends: splitting a longer text on "#<seq>" lines would let a body that imitates a
+// header pass for another seat's message.
+func (h *Handler) messages(ctx context.Context, c *parley.Caller, room string, after, last int64) ([]*message, error) {
+	var out []*message
+	for last < 0 || after < last {
+		chunk, seq, err := h.svc.History(ctx, c, room, after, 1)
+		if err != nil {
+			return nil, err
+		}
+		if seq <= after {
+			break
+		}
+		out = append(out, h.parseEntry(chunk, seq))
+		after = seq
+	}
+	return out, nil
+}
+
+// parseEntry reads one message's history text:
+//
+//	#<seq> <seat> <time>
+//	<body>
+//	! <note>…
+func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
+	text := strings.TrimRight(string(chunk), "\n")
+	head, rest, _ := strings.Cut(text, "\n")
+	m := &message{Seq: seq, Tokens: -1}
+	if f := strings.Fields(head); len(f) >= 3 && f[0] == "#"+strconv.FormatInt(seq, 10) {
+		m.Seat, m.Time = f[1], f[2]
+		m.DateTime = datetime(f[2])
+	}
+	lines := strings.Split(rest, "\n")
+	// The server's notes are the trailing "! " lines; they are not part of the body.
+	end := len(lines)
+	for end > 0 && strings.HasPrefix(lines[end-1], "! ") {
+		end--
+	}
+	for _, n := range lines[end:] {
+		m.Notes = append(m.Notes, strings.TrimPrefix(n, "! "))
+	}
+	body := strings.Join(lines[:end], "\n")
+	if h.count != nil {
+		// The body as posted, with the newline history adds: what the server counted.
+		m.Tokens = h.count(body + "\n")
+	}
+	if convention.Looks(body) {
+		cm, _ := convention.Parse(body)
+		m.Convention = true
+		m.Intent, m.Topic, m.To, m.Re = cm.Header.Intent, cm.Header.Topic, cm.Header.To, cm.Header.Re
+		for _, l := range cm.Lines {
+			ln := line{Label: l.Word, Text: l.Text, Kind: "fact"}
+			if l.Reserved {
+				ln.Kind = l.Word
+			}
+			if l.Key != "" {
+				ln.Key = l.Mark + l.Key
+			}
+			m.Lines = append(m.Lines, ln)
+		}
+		return m
+	}
+	for _, l := range lines[:end] {
+		m.Lines = append(m.Lines, line{Text: l, Kind: "text"})
+	}
+	return m
+}
+
+// datetime turns the times history may carry into RFC 3339.
+func datetime(s string) string {
+	for _, layout := range []string{"20060102T150405Z", "20060102T1504Z", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return ""
+}
+
+// tokenCounter counts with o200k_base, as the server does; nil if the tokenizer is missing.
+func tokenCounter() func(string) int {
+	enc, err := bpe.Get("o200k_base")
+	if err != nil {
+		return nil
+	}
+	return enc.Count
+}
+
+// events streams a room's new messages to the room page's script as Server-Sent Events,
+// authenticated by the session cookie. Each event is one message, already rendered by the
+// same template as the page, so escaping happens in one place (html/template) and the
+// script only inserts it:
+//
+//	id: <seq>
+//	event: message
+//	data: <li …>…</li>
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	u, err := h.current(r)
+	if err != nil {
+		h.fail(w, r, nil, err)
+		return
+	}
+	if u == nil {
+		http.Error(w, "sign in first", http.StatusUnauthorized)
+		return
+	}
+	room := r.PathValue("room")
+	cursor, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			cursor = n
+		}
+	}
+	cursor = max(cursor, 0)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	// Subscribe before reading, so a post between the read and the wait still wakes us.
+	wake, err := h.svc.Watch(ctx, u.caller, room)
+	if err != nil {
+		http.Error(w, parley.ErrorMessage(err), statusOf[parley.ErrorCode(err)])
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send([]byte("retry: 3000\n\n")) {
+		return
+	}
+	tick := time.NewTicker(h.opts.Heartbeat)
+	defer tick.Stop()
+	for {
+		msgs, err := h.messages(ctx, u.caller, room, cursor, -1)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Error("web: event stream read", "room", room, "err", err)
+			}
+			return
+		}
+		for _, m := range msgs {
+			var buf bytes.Buffer
+			if err := h.msgTpl.ExecuteTemplate(&buf, "message", m); err != nil {
+				h.log.Error("web: render message", "err", err)
+				return
+			}
+			if !send(sseEvent(m.Seq, buf.Bytes())) {
+				return
+			}
+			cursor = m.Seq
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-tick.C:
+			if !send([]byte(": ping\n\n")) {
+				return
+			}
+		}
+		// A session signed out or a token revoked ends the stream.
+		if u2, err := h.current(r); err != nil || u2 == nil {
+			return
+		}
+	}
+}
+
+func sseEvent(seq int64, html []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("id: ")
+	b.WriteString(strconv.FormatInt(seq, 10))
+	b.WriteString("\nevent: message\n")
+	// SSE also ends a line at a lone CR, which message text may hold; as a character
+	// reference it is the same HTML and cannot start a field of its own.
+	html = bytes.ReplaceAll(html, []byte("\r"), []byte("&#13;"))
+	for _, l := range bytes.Split(bytes.TrimRight(html, "\n"), []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
