@@ -1,0 +1,259 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/evidence"
+)
+
+// parse detects the body's format, validates it against the room's policy and roster, and
+// checks its addressing. seats are the room's active seats.
+func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, error) {
+	d := &draft{body: body, tokens: s.tok.Count(body), hash: hashBody(body)}
+	roster := append(append([]string(nil), seats...), "all")
+	switch {
+	case convention.Looks(body):
+		d.format = parley.FormatConvention
+		m, diags := convention.Check(body, convention.Options{Roster: roster})
+		if err := refuseErrors(diags); err != nil {
+			return nil, err
+		}
+		d.conv = m
+		d.topic, d.intent, d.re, d.to = m.Header.Topic, m.Header.Intent, m.Header.Re, m.Header.To
+		d.warnings = convertDiags(diags)
+	case looksAACP(body):
+		d.format = parley.FormatAACP
+		pk, diags := checkAACP(body)
+		if err := refuseErrors(diags); err != nil {
+			return nil, err
+		}
+		d.topic, d.intent, d.to = pk.topic, pk.verb, pk.to
+		d.warnings = convertDiags(diags)
+	case p.Format == parley.PolicyLenient:
+		d.format = parley.FormatText
+		d.warnings = []parley.Diagnostic{{Line: 1, Col: 1, Severity: "warning", Code: "plain-text",
+			Message: "plain text: nobody is addressed and nothing in it is checked",
+			Fix:     "write the convention: v1 <intent> <topic> to <seat> n=<fact lines>, then one fact per line"}}
+		return d, nil
+	default:
+		return nil, invalidAt(1, 1, "format",
+			"this room takes the room convention or AACP packets, and the message is neither",
+			"start with a header such as `v1 report limiter to lead n=3` and write one fact per line")
+	}
+	if err := checkAddressing(d.to, seats); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// refuseErrors turns the first error-severity diagnostic into the refusal; the others ride
+// along in Fields["diagnostics"].
+func refuseErrors(diags []convention.Diagnostic) error {
+	var first *convention.Diagnostic
+	errs := 0
+	for i := range diags {
+		if diags[i].Severity == convention.SeverityError {
+			if first == nil {
+				first = &diags[i]
+			}
+			errs++
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("line %d: %s", first.Line, first.Message)
+	if errs > 1 {
+		msg += fmt.Sprintf(" (and %d more %s)", errs-1, pluralWord(errs-1, "error"))
+	}
+	hint := "fix the lines named in diagnostics and post again; nothing was stored"
+	if first.Fix != "" {
+		hint = "try: " + first.Fix
+	}
+	return parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).With("diagnostics", convertDiags(diags))
+}
+
+func convertDiags(diags []convention.Diagnostic) []parley.Diagnostic {
+	out := make([]parley.Diagnostic, 0, len(diags))
+	for _, d := range diags {
+		out = append(out, parley.Diagnostic{Line: d.Line, Col: d.Col, Severity: d.Severity, Code: d.Code, Message: d.Message, Fix: d.Fix})
+	}
+	return out
+}
+
+// checkAddressing requires at least one addressee, each an active seat of the room or `all`.
+// The convention's validator already names unknown seats with a position; this catches what
+// reaches here from AACP, and says so when a seat was revoked rather than never existed.
+func checkAddressing(to, seats []string) error {
+	if len(to) == 0 {
+		return invalidAt(1, 1, "no-to", "the message names no addressee: a message to nobody is acted on by nobody",
+			"address it: `to <seat>` in a convention header, `to:<seat>` in an AACP packet, or all")
+	}
+	for _, name := range to {
+		if name == "all" || contains(seats, name) {
+			continue
+		}
+		return invalidAt(1, 1, "unknown-seat", fmt.Sprintf("%s does not sit in this room", name),
+			fmt.Sprintf("address one of: %s, or all", strings.Join(seats, ", ")))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// asksOf lists the asks a convention message opens: one per `ask` line, due at the first ISO
+// basic time in the line, with the message's `default` and `decider` lines.
+//
+// The store keeps one ask per line, so an ask is addressed to the header's one seat, or to
+// `all` when the header names all or several seats: any of them answering with `re` closes it.
+func asksOf(d *draft, from string) []*parley.Ask {
+	if d.conv == nil {
+		return nil
+	}
+	var dflt, decider string
+	for _, l := range d.conv.Lines {
+		switch {
+		case l.Word == "default" && dflt == "":
+			dflt = l.Text
+		case l.Word == "decider" && decider == "":
+			decider = l.Text
+		}
+	}
+	to := "all"
+	if len(d.to) == 1 {
+		to = d.to[0]
+	}
+	var asks []*parley.Ask
+	for _, l := range d.conv.Lines {
+		if l.Word != "ask" {
+			continue
+		}
+		due, _ := l.Time()
+		asks = append(asks, &parley.Ask{Line: l.Num, From: from, To: to, Topic: d.topic, Text: l.Text,
+			Due: due, Default: dflt, Decider: decider, State: parley.AskOpen})
+	}
+	return asks
+}
+
+// evidencePair is a done line with the ev lines that prove it.
+type evidencePair struct {
+	done convention.Line
+	evs  []convention.Line
+}
+
+// pairEvidence pairs every done with its ev lines: ev#k with done#k, an unnumbered ev with the
+// nearest done above it.
+func pairEvidence(m *convention.Message) []*evidencePair {
+	var pairs []*evidencePair
+	byKey := map[string]*evidencePair{}
+	var last *evidencePair
+	for _, l := range m.Lines {
+		switch l.Word {
+		case "done":
+			p := &evidencePair{done: l}
+			pairs = append(pairs, p)
+			if l.Key != "" {
+				byKey[l.Key] = p
+			}
+			last = p
+		case "ev":
+			switch {
+			case l.Key != "" && byKey[l.Key] != nil:
+				byKey[l.Key].evs = append(byKey[l.Key].evs, l)
+			case l.Key == "" && last != nil:
+				last.evs = append(last.evs, l)
+			}
+		}
+	}
+	return pairs
+}
+
+// label names a done in notes: done#1 → "#1"; an unnumbered done by its line, " line 4".
+func label(done convention.Line) string {
+	if done.Key != "" {
+		return "#" + done.Key
+	}
+	return " line " + strconv.Itoa(done.Num)
+}
+
+// evidenceNotes resolves every ev line and freezes the verdicts as notes:
+//
+//	! ev#1 verified: commit 3f9a2c1 on feat/rate-limit
+//	! ev#2 unverified: commit 3f9a2c1 not found in the repository
+//	! claim#3 unproven: a commit proves code exists, not that tests ran
+//	! done#4 unproven: no ev line under it
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft) []string {
+	if d.conv == nil {
+		return nil
+	}
+	var notes []string
+	for _, p := range pairEvidence(d.conv) {
+		lbl := label(p.done)
+		if len(p.evs) == 0 {
+			notes = append(notes, "! done"+lbl+" unproven: no ev line under it")
+			continue
+		}
+		commitOnly := true
+		for _, ev := range p.evs {
+			v := s.ev.Resolve(ctx, room, ev.Text)
+			notes = append(notes, "! ev"+lbl+" "+v.String())
+			if v.Ref.Kind != evidence.KindCommit {
+				commitOnly = false
+			}
+		}
+		if commitOnly && evidence.AboutTests(p.done.Text) {
+			notes = append(notes, "! claim"+lbl+" unproven: a commit proves code exists, not that tests ran; cite run <id>")
+		}
+	}
+	return notes
+}
+
+// doneVerdict reads a done's verdict back from its message's frozen notes, so the state record
+// says exactly what history says.
+func doneVerdict(notes []string, done convention.Line) string {
+	lbl := label(done)
+	verdict := ""
+	for _, n := range notes {
+		switch {
+		case strings.HasPrefix(n, "! claim"+lbl+" "):
+			return strings.TrimPrefix(n, "! claim"+lbl+" ")
+		case strings.HasPrefix(n, "! done"+lbl+" "):
+			return strings.TrimPrefix(n, "! done"+lbl+" ")
+		case strings.HasPrefix(n, "! ev"+lbl+" "):
+			v := strings.TrimPrefix(n, "! ev"+lbl+" ")
+			// With several ev lines, a failure outweighs everything and a proof outweighs
+			// what could not be checked.
+			switch {
+			case strings.HasPrefix(v, evidence.Failed):
+				verdict = v
+			case strings.HasPrefix(v, evidence.Verified) && !strings.HasPrefix(verdict, evidence.Failed):
+				verdict = v
+			case verdict == "":
+				verdict = v
+			}
+		}
+	}
+	if verdict == "" {
+		return "unproven: no verdict recorded"
+	}
+	return verdict
+}
+
+func pluralWord(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}

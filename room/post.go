@@ -1,0 +1,382 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/convention"
+)
+
+// draft is a body that passed the checks that do not depend on history: limits, format,
+// validation and addressing.
+type draft struct {
+	body     string
+	format   string
+	topic    string
+	intent   string
+	re       int64
+	to       []string
+	conv     *convention.Message // nil unless format is convention
+	warnings []parley.Diagnostic
+	tokens   int
+	hash     []byte
+}
+
+// Post runs the post pipeline for the caller's seat.
+func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (*parley.PostResult, error) {
+	seat, err := s.poster(ctx, c, room)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.room(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(body, r.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	// A retry must get its original answer even when dedup or a rate cap would now refuse it.
+	if key != "" {
+		orig, err := s.store.ByIdempotencyKey(ctx, room, seat.Name, key)
+		switch {
+		case err == nil:
+			return replay(orig), nil
+		case parley.ErrorCode(err) != parley.ENOTFOUND:
+			return nil, s.internal(ctx, "post: idempotency key", err)
+		}
+	}
+	seats, err := s.activeSeats(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.parse(string(body), r.Policy, seats)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRe(ctx, room, d.re); err != nil {
+		return nil, err
+	}
+
+	now := s.now().UTC()
+	since := now.Add(-time.Duration(r.Policy.DedupWindow))
+	orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
+	if err != nil {
+		return nil, s.internal(ctx, "post: dedup", err)
+	}
+	if orig != 0 {
+		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+	}
+
+	release, err := s.limits.reserve(room, seat.Name, r.Policy, now, d.tokens)
+	if err != nil {
+		return nil, err
+	}
+	stored := false
+	defer func() {
+		if !stored {
+			release() // a post that was not stored must not use up the seat's allowance
+		}
+	}()
+	if err := s.checkAcks(ctx, room, d, seats); err != nil {
+		return nil, err
+	}
+	if f, ok := scanSecrets(d.body, s.adminTok); ok {
+		return nil, secretError(f, d.format)
+	}
+	notes := s.evidenceNotes(ctx, room, d)
+
+	msg := &parley.Message{
+		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
+		Re: d.re, Body: d.body, Tokens: d.tokens, Hash: d.hash, Notes: notes, IdempotencyKey: key,
+	}
+	a := &parley.Append{Message: msg, Asks: asksOf(d, seat.Name), DedupSince: since, DedupLast: r.Policy.DedupMessages}
+	if d.re > 0 {
+		a.Answers = []int64{d.re}
+	}
+	m, err := s.store.Append(ctx, a)
+	switch {
+	case errors.Is(err, parley.ErrReplay):
+		return replay(m), nil
+	case err != nil && parley.ErrorCode(err) == parley.ECONFLICT && seqField(err) > 0:
+		// Another post of the same body won the race past the early dedup check.
+		return nil, s.refuseDuplicate(ctx, room, seat.Name, seqField(err), d.tokens)
+	case err != nil:
+		return nil, s.internal(ctx, "post: append", err)
+	}
+	stored = true
+	s.addStat(ctx, room, seat.Name, "tokens_posted", int64(d.tokens))
+	s.addStat(ctx, room, seat.Name, "messages", 1)
+	for _, ask := range a.Asks {
+		if !ask.Due.IsZero() {
+			s.nudge()
+			break
+		}
+	}
+	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: nonNil(d.warnings)}, nil
+}
+
+// Lint checks a draft as Post would (limits, format, validation, addressing, dedup, the
+// acknowledgement cap and the secret scan) without storing or counting anything. Refusals
+// come back as error diagnostics; only access problems are errors.
+func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body []byte) ([]parley.Diagnostic, error) {
+	seat, err := s.poster(ctx, c, room)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.room(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	refused := func(err error) ([]parley.Diagnostic, error) {
+		pe, ok := err.(*parley.Error)
+		if !ok {
+			return nil, err
+		}
+		if ds, ok := pe.Fields["diagnostics"].([]parley.Diagnostic); ok {
+			return ds, nil
+		}
+		return []parley.Diagnostic{{Line: 1, Col: 1, Severity: "error", Code: pe.Code, Message: pe.Message, Fix: pe.Hint}}, nil
+	}
+	if err := checkLimits(body, r.Policy); err != nil {
+		return refused(err)
+	}
+	seats, err := s.activeSeats(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.parse(string(body), r.Policy, seats)
+	if err != nil {
+		return refused(err)
+	}
+	if err := s.checkRe(ctx, room, d.re); err != nil {
+		return refused(err)
+	}
+	since := s.now().UTC().Add(-time.Duration(r.Policy.DedupWindow))
+	orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
+	if err != nil {
+		return nil, s.internal(ctx, "lint: dedup", err)
+	}
+	if orig != 0 {
+		return refused(duplicateError(orig))
+	}
+	if err := s.checkAcks(ctx, room, d, seats); err != nil {
+		return refused(err)
+	}
+	if f, ok := scanSecrets(d.body, s.adminTok); ok {
+		return refused(secretError(f, d.format))
+	}
+	return nonNil(d.warnings), nil
+}
+
+// poster returns the caller's seat, fresh from the store: a seat revoked since its token was
+// authenticated must not get a post through.
+func (s *Service) poster(ctx context.Context, c *parley.Caller, room string) (*parley.Seat, error) {
+	seat, err := seatIn(c, room)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.store.Seat(ctx, room, seat.Name)
+	if parley.ErrorCode(err) == parley.ENOTFOUND {
+		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s does not sit in room %s", seat.Name, room)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, "post: seat", err)
+	}
+	if !cur.Active() {
+		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s was revoked", seat.Name).
+			WithHint("ask the room's admin for a new seat")
+	}
+	if len(seat.TokenHash) > 0 && !slices.Equal(seat.TokenHash, cur.TokenHash) {
+		return nil, parley.Errorf(parley.EFORBIDDEN, "the token of seat %s was rotated", seat.Name).
+			WithHint("use the seat's new token")
+	}
+	return cur, nil
+}
+
+// activeSeats returns the names of the room's active seats.
+func (s *Service) activeSeats(ctx context.Context, room string) ([]string, error) {
+	all, err := s.store.Seats(ctx, room)
+	if err != nil {
+		return nil, s.internal(ctx, "seats", err)
+	}
+	names := make([]string, 0, len(all))
+	for _, st := range all {
+		if st.Active() {
+			names = append(names, st.Name)
+		}
+	}
+	return names, nil
+}
+
+// checkLimits enforces the size cap and the character rules. History is the bytes as
+// posted, so anything that could forge its structure (a line that reads as a message header
+// or a server note) or upset a terminal (control characters) is refused here.
+func checkLimits(body []byte, p parley.Policy) error {
+	if len(body) > p.MaxMessageBytes {
+		return parley.Errorf(parley.ETOOLARGE, "the message is %d bytes; this room takes at most %d", len(body), p.MaxMessageBytes).
+			WithHint("split it, or send the bulk as a reference (a path, a commit) and keep the facts")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return parley.Errorf(parley.EINVALID, "the message is empty").
+			WithHint("write a header and fact lines: v1 <intent> <topic> to <seat> n=<fact lines>")
+	}
+	if !utf8.Valid(body) {
+		off := 0
+		for off < len(body) {
+			r, n := utf8.DecodeRune(body[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		line, col := position(string(body), off)
+		return invalidAt(line, col, "utf8", fmt.Sprintf("line %d, column %d: the message is not valid UTF-8", line, col),
+			"send text encoded as UTF-8")
+	}
+	src := string(body)
+	for i, r := range src {
+		if r == '\t' || r == '\n' || r == '\r' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			line, col := position(src, i)
+			return invalidAt(line, col, "control", fmt.Sprintf("line %d, column %d: control character U+%04X", line, col, r),
+				"remove it; only tab, CR and LF are allowed")
+		}
+	}
+	for n, line := range strings.Split(src, "\n") {
+		if isForgery(line) {
+			return invalidAt(n+1, 1, "forgery", fmt.Sprintf("line %d starts like a history header or a server note", n+1),
+				"history marks messages with `#<seq>` and server notes with `! `: start the line with a word")
+		}
+	}
+	return nil
+}
+
+// isForgery reports whether a body line would read, in history, as a message header
+// (`#12 …`) or as one of the server's notes (`! …`).
+func isForgery(line string) bool {
+	if strings.HasPrefix(line, "! ") || line == "!" || line == "!\r" {
+		return true
+	}
+	return len(line) >= 2 && line[0] == '#' && line[1] >= '0' && line[1] <= '9'
+}
+
+func checkKey(key string) error {
+	if len(key) > 128 {
+		return parley.Errorf(parley.EINVALID, "the idempotency key is %d bytes; at most 128", len(key)).
+			WithHint("use a short unique id per post, e.g. a UUID")
+	}
+	for _, r := range key {
+		if r <= 0x20 || r == 0x7f {
+			return parley.Errorf(parley.EINVALID, "the idempotency key contains a space or control character").
+				WithHint("use a short unique id per post, e.g. a UUID")
+		}
+	}
+	return nil
+}
+
+// checkRe makes sure `re <seq>` names a message of the room.
+func (s *Service) checkRe(ctx context.Context, room string, re int64) error {
+	if re <= 0 {
+		return nil
+	}
+	_, err := s.store.Message(ctx, room, re)
+	if parley.ErrorCode(err) == parley.ENOTFOUND {
+		return parley.Errorf(parley.EINVALID, "re %d: room %s has no message #%d", re, room, re).
+			WithHint("answer an existing message; your inbox lists the asks you owe with their seq")
+	}
+	if err != nil {
+		return s.internal(ctx, "post: re", err)
+	}
+	return nil
+}
+
+// duplicateError is the refusal of a repeat.
+func duplicateError(orig int64) *parley.Error {
+	return parley.Errorf(parley.ECONFLICT, "this repeats your message #%d", orig).
+		WithHint("nothing was stored; say what is new, or point to it with re %d", orig).
+		With("seq", orig)
+}
+
+func (s *Service) refuseDuplicate(ctx context.Context, room, seat string, orig int64, tokens int) error {
+	s.addStat(ctx, room, seat, "dedup_tokens", int64(tokens))
+	s.addStat(ctx, room, seat, "dedup_messages", 1)
+	return duplicateError(orig)
+}
+
+// seqField reads Fields["seq"] of a store's duplicate error.
+func seqField(err error) int64 {
+	pe, ok := err.(*parley.Error)
+	if !ok {
+		return 0
+	}
+	switch v := pe.Fields["seq"].(type) {
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+func replay(m *parley.Message) *parley.PostResult {
+	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: []parley.Diagnostic{}, Replay: true}
+}
+
+// normalize is what dedup compares: line endings unified, trailing blanks of every line and
+// trailing newlines removed. Anything else (case, inner spaces) is a different message.
+func normalize(body string) string {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	body = strings.ReplaceAll(body, "\r", "\n")
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+func hashBody(body string) []byte {
+	h := sha256.Sum256([]byte(normalize(body)))
+	return h[:]
+}
+
+func (s *Service) addStat(ctx context.Context, room, seat, key string, delta int64) {
+	if delta == 0 {
+		return
+	}
+	if err := s.store.AddStat(ctx, room, seat, key, delta); err != nil {
+		// Stats are bookkeeping: losing one must not fail the request that caused it.
+		s.log.WarnContext(ctx, "room: stat", "room", room, "seat", seat, "key", key, "err", err)
+	}
+}
+
+// invalidAt is an EINVALID with one diagnostic at a position.
+func invalidAt(line, col int, code, msg, hint string) *parley.Error {
+	return parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).
+		With("diagnostics", []parley.Diagnostic{{Line: line, Col: col, Severity: "error", Code: code, Message: msg, Fix: hint}})
+}
+
+// position turns a byte offset into a 1-based line and byte column.
+func position(src string, off int) (line, col int) {
+	off = min(off, len(src))
+	line = 1 + strings.Count(src[:off], "\n")
+	return line, off - strings.LastIndexByte(src[:off], '\n')
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

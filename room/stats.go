@@ -1,0 +1,102 @@
+package room
+
+import (
+	"context"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/evidence"
+)
+
+// CachedPriceRate is what a provider charges for cached input tokens relative to fresh ones
+// (about a tenth at the major providers).
+const CachedPriceRate = 0.1
+
+// Stats returns what the room has cost and saved.
+//
+// The prompt-cache projection: an agent re-sends its context on every turn, and a provider
+// cache serves an unchanged prefix at about a tenth of the price. The server sees reads, not
+// prompts, so it counts what it can prove: when a seat reads history starting from the same
+// seq as its previous read (typically after=0, or the seq it joined at), the bytes up to where
+// that previous read ended are identical (history is byte-stable), so those tokens are an
+// unchanged prefix that a cache would serve. They are counted in "cached_read_tokens"; every
+// history token served is counted in "read_tokens". Reads that start elsewhere count as
+// uncached, so the projection errs low. Read marks live in memory and start afresh on restart.
+func (s *Service) Stats(ctx context.Context, c *parley.Caller, room string) (*parley.RoomStats, error) {
+	if err := canSee(c, room); err != nil {
+		return nil, err
+	}
+	if _, err := s.room(ctx, room); err != nil {
+		return nil, err
+	}
+	counters, err := s.store.Stats(ctx, room)
+	if err != nil {
+		return nil, s.internal(ctx, "stats", err)
+	}
+	last, err := s.store.LastSeq(ctx, room)
+	if err != nil {
+		return nil, s.internal(ctx, "stats", err)
+	}
+	st := &parley.RoomStats{
+		Room: room, Messages: last, Counters: counters,
+		TokensPosted: map[string]int64{}, DedupTokens: map[string]int64{}, ReadTokens: map[string]int64{},
+	}
+	if st.Counters == nil {
+		st.Counters = map[string]map[string]int64{}
+	}
+	var read, cached int64
+	for seat, kv := range counters {
+		if v := kv["tokens_posted"]; v != 0 {
+			st.TokensPosted[seat] = v
+		}
+		if v := kv["dedup_tokens"]; v != 0 {
+			st.DedupTokens[seat] = v
+		}
+		if v := kv["read_tokens"]; v != 0 {
+			st.ReadTokens[seat] = v
+		}
+		read += kv["read_tokens"]
+		cached += kv["cached_read_tokens"]
+	}
+	cached = min(cached, read)
+	cachedCost := float64(read-cached) + CachedPriceRate*float64(cached)
+	st.CacheProjection = parley.CacheProjection{
+		ReadTokens: read, CachedTokens: cached,
+		UncachedCost: float64(read), CachedCost: cachedCost, Saving: float64(read) - cachedCost,
+		CachedPriceRate: CachedPriceRate,
+	}
+	return st, nil
+}
+
+// maxRunReport caps a run report; a JUnit file of a large suite is a few MiB.
+const maxRunReport = 16 << 20
+
+// PostRun stores a test-run record posted by a runner or admin seat of the room.
+func (s *Service) PostRun(ctx context.Context, c *parley.Caller, room, contentType string, body []byte, id string) (*parley.Run, error) {
+	seat, err := s.poster(ctx, c, room)
+	if err != nil {
+		return nil, err
+	}
+	if seat.Role != parley.RoleRunner && seat.Role != parley.RoleAdmin {
+		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s is a %s; run records come from runner or admin seats", seat.Name, seat.Role).
+			WithHint("let the CI's runner seat post the run, and cite it with ev run <id>")
+	}
+	if len(body) > maxRunReport {
+		return nil, parley.Errorf(parley.ETOOLARGE, "the run report is %d bytes; at most %d", len(body), maxRunReport)
+	}
+	run, err := evidence.ParseRun(contentType, body, id)
+	if err != nil {
+		return nil, err
+	}
+	run.Room, run.Seat, run.Time = room, seat.Name, s.now().UTC()
+	if err := s.store.CreateRun(ctx, run); err != nil {
+		switch parley.ErrorCode(err) {
+		case parley.ECONFLICT:
+			return nil, parley.Errorf(parley.ECONFLICT, "run %s exists in room %s", run.ID, room).
+				WithHint("run records are immutable; post the new run under a new id")
+		case parley.ENOTFOUND:
+			return nil, parley.Errorf(parley.ENOTFOUND, "no room %s", room)
+		}
+		return nil, s.internal(ctx, "post run", err)
+	}
+	return run, nil
+}
