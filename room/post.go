@@ -2,8 +2,8 @@ package room
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"

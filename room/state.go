@@ -297,7 +297,6 @@ func droppedLine(n int) string {
 	return fmt.Sprintf("dropped %d older %s; the history has them", n, pluralWord(n, "line"))
 }
 
-
 // stateLineCap bounds one line of a state record, so that one long message cannot crowd out
 // everything else.
 const stateLineCap = 300
