@@ -173,9 +173,9 @@ func Formats(st *Study, cfg Config) (*Results, error) {
 func grammarRow(f Format, enc Encoding, th, base Thread, readers int, isBase bool) GrammarRow {
 	msgs := len(th.Messages)
 	g := enc.Count(f.Grammar)
-	holds := "nothing"
-	if g > 0 {
-		holds = f.GrammarSource
+	holds := f.GrammarSource
+	if holds == "" {
+		holds = "nothing"
 	}
 	saved := base.Tokens - th.Tokens // over the whole thread, per reader
 	row := GrammarRow{

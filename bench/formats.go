@@ -38,9 +38,9 @@ func DefaultFormats() []Format {
 		{Name: "prose", Label: "prose", Render: file("prose.txt"), GrammarSource: "nothing: plain English"},
 		{Name: Baseline, Label: "JSON, pretty", Render: file("message.json"), GrammarSource: "nothing: every model reads JSON"},
 		{Name: "json-min", Label: "JSON, minified", Render: minifiedJSON, GrammarSource: "nothing: every model reads JSON"},
-		{Name: "toon", Label: "TOON", Render: toonText, Grammar: TOONPrimer, GrammarSource: "bench.TOONPrimer, a two-line primer"},
-		{Name: "convention", Label: "convention", Render: file("convention.txt"), Grammar: convention.Text, GrammarSource: "convention.Text, the text the server hands every seat"},
-		{Name: "aacp", Label: "AACP v1.1", Render: file("aacp.txt"), Grammar: AACPCard, GrammarSource: "bench.AACPCard, a reader's card for AACP v1.1"},
+		{Name: "toon", Label: "TOON", Render: toonText, Grammar: TOONPrimer, GrammarSource: "our TOON primer (bench.TOONPrimer)"},
+		{Name: "convention", Label: "convention", Render: file("convention.txt"), Grammar: convention.Text, GrammarSource: "the room convention (convention.Text)"},
+		{Name: "aacp", Label: "AACP v1.1", Render: file("aacp.txt"), Grammar: AACPCard, GrammarSource: "our AACP reader's card (bench.AACPCard)"},
 		// a2c joins here.
 	}
 }
