@@ -1,0 +1,247 @@
+package a2c
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/parleyhq/parley/trace"
+)
+
+// Baseline is another way to send the same records, counted for comparison.
+type Baseline struct {
+	Name   string
+	Render func(recs []trace.Value) (string, error)
+}
+
+// MinifiedJSON renders a session's records as one JSON array, members in record order,
+// no whitespace.
+var MinifiedJSON = Baseline{Name: "minified_json", Render: func(recs []trace.Value) (string, error) {
+	arr := trace.Value{Kind: trace.Array, Items: recs}
+	return string(appendStyled(nil, &arr, &style{comma: ",", colon: ":"}, 0)), nil
+}}
+
+// PrettyJSON renders a session's records as one JSON array indented by two spaces.
+var PrettyJSON = Baseline{Name: "pretty_json", Render: func(recs []trace.Value) (string, error) {
+	arr := trace.Value{Kind: trace.Array, Items: recs}
+	return string(appendStyled(nil, &arr, &style{comma: ",", colon: ": ", indent: 2}, 0)), nil
+}}
+
+// SessionResult is the accounting of one session.
+type SessionResult struct {
+	ID                string         `json:"id"`
+	Handoffs          int            `json:"handoffs"`
+	RawTokens         int            `json:"raw_tokens"`
+	PayloadTokens     int            `json:"payload_tokens"`
+	InstructionTokens int            `json:"instruction_tokens"`
+	DictionaryTokens  int            `json:"dictionary_tokens"`
+	FullCostTokens    int            `json:"full_cost_tokens"`
+	BreakEven         int            `json:"break_even"` // first handoff where cumulative full cost ≤ cumulative raw; 0 = never
+	Lossless          bool           `json:"lossless"`
+	Baselines         map[string]int `json:"baselines,omitempty"`
+}
+
+// Result is the accounting of a set of sessions under one configuration.
+type Result struct {
+	Encoding          string                    `json:"encoding"`
+	Sessions          int                       `json:"sessions"`
+	Handoffs          int                       `json:"handoffs"`
+	RawTokens         int                       `json:"raw_tokens"`
+	PayloadTokens     int                       `json:"payload_tokens"`
+	InstructionTokens int                       `json:"instruction_tokens"`
+	DictionaryTokens  int                       `json:"dictionary_tokens"`
+	FullCostTokens    int                       `json:"full_cost_tokens"`
+	Saving            float64                   `json:"saving"`
+	MedianBreakEven   *float64                  `json:"median_break_even"` // nil when the median session never breaks even
+	NeverBreakEven    int                       `json:"never_break_even"`
+	Lossless          bool                      `json:"lossless"`
+	LossyRecords      int                       `json:"lossy_records"`
+	Baselines         map[string]BaselineResult `json:"baselines"`
+	PerSession        []SessionResult           `json:"-"`
+}
+
+// BaselineResult compares a2c's full cost with another rendering of the same records.
+type BaselineResult struct {
+	Tokens int `json:"tokens"`
+	// Saving is 1 − full cost / tokens.
+	Saving float64 `json:"saving"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Input is one session to measure.
+type Input struct {
+	ID      string
+	Records []trace.Value
+}
+
+// Inputs turns trace sessions into measurement inputs.
+func Inputs(ss []trace.Session) []Input {
+	out := make([]Input, len(ss))
+	for i := range ss {
+		out[i] = Input{ID: ss[i].ID, Records: RecordValues(&ss[i])}
+	}
+	return out
+}
+
+// Measure encodes, verifies and counts every session. raw is the canonical JSON of each
+// record; full cost is payload + instructions + dictionary (charged in full to each
+// session that uses it). progress, when set, is called after each session.
+func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding string, baselines []Baseline, progress func(done, total int)) (*Result, error) {
+	res := &Result{Encoding: encoding, Sessions: len(in), Lossless: true, Baselines: map[string]BaselineResult{}}
+	dictTokens := 0
+	if opt.Dictionary != nil && opt.Dictionary.Text != "" {
+		dictTokens = c.Count(opt.Dictionary.Text)
+	}
+	var bes []int
+	for si := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := &in[si]
+		enc, bad, err := Verify("", s.Records, opt)
+		if err != nil && enc == nil {
+			return nil, fmt.Errorf("session %s: %w", s.ID, err)
+		}
+		sr := SessionResult{ID: s.ID, Handoffs: len(s.Records), Lossless: err == nil && bad == 0}
+		if !sr.Lossless {
+			res.Lossless = false
+			res.LossyRecords += max(bad, 1)
+		}
+		sr.InstructionTokens = c.Count(enc.Instructions)
+		if enc.UsesDict {
+			sr.DictionaryTokens = dictTokens
+		}
+		cumFull := c.Count(enc.Header) + sr.InstructionTokens + sr.DictionaryTokens
+		sr.PayloadTokens = c.Count(enc.Header)
+		cumRaw := 0
+		for i := range s.Records {
+			raw := c.Count(string(trace.Canonical(&s.Records[i])))
+			pay := c.Count(enc.Lines[i])
+			sr.RawTokens += raw
+			sr.PayloadTokens += pay
+			cumRaw += raw
+			cumFull += pay
+			if sr.BreakEven == 0 && cumFull <= cumRaw {
+				sr.BreakEven = i + 1
+			}
+		}
+		sr.FullCostTokens = sr.PayloadTokens + sr.InstructionTokens + sr.DictionaryTokens
+		if len(baselines) > 0 {
+			sr.Baselines = map[string]int{}
+		}
+		for _, b := range baselines {
+			text, err := b.Render(s.Records)
+			if err != nil {
+				br := res.Baselines[b.Name]
+				br.Error = err.Error()
+				res.Baselines[b.Name] = br
+				continue
+			}
+			sr.Baselines[b.Name] = c.Count(text)
+		}
+		res.Handoffs += sr.Handoffs
+		res.RawTokens += sr.RawTokens
+		res.PayloadTokens += sr.PayloadTokens
+		res.InstructionTokens += sr.InstructionTokens
+		res.DictionaryTokens += sr.DictionaryTokens
+		res.FullCostTokens += sr.FullCostTokens
+		if sr.BreakEven == 0 {
+			res.NeverBreakEven++
+			bes = append(bes, math.MaxInt)
+		} else {
+			bes = append(bes, sr.BreakEven)
+		}
+		res.PerSession = append(res.PerSession, sr)
+		if progress != nil {
+			progress(si+1, len(in))
+		}
+	}
+	res.Saving = saving(res.FullCostTokens, res.RawTokens)
+	res.MedianBreakEven = median(bes)
+	for _, b := range baselines {
+		br := res.Baselines[b.Name]
+		if br.Error != "" {
+			res.Baselines[b.Name] = br
+			continue
+		}
+		for _, sr := range res.PerSession {
+			br.Tokens += sr.Baselines[b.Name]
+		}
+		br.Saving = saving(res.FullCostTokens, br.Tokens)
+		res.Baselines[b.Name] = br
+	}
+	return res, nil
+}
+
+func saving(full, raw int) float64 {
+	if raw == 0 {
+		return 0
+	}
+	return 1 - float64(full)/float64(raw)
+}
+
+// median of break-even handoffs; math.MaxInt stands for never. nil when the median
+// session never breaks even.
+func median(xs []int) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := append([]int(nil), xs...)
+	sort.Ints(s)
+	n := len(s)
+	var m float64
+	if n%2 == 1 {
+		if s[n/2] == math.MaxInt {
+			return nil
+		}
+		m = float64(s[n/2])
+	} else {
+		if s[n/2] == math.MaxInt {
+			return nil
+		}
+		m = float64(s[n/2-1]+s[n/2]) / 2
+	}
+	return &m
+}
+
+// Table renders a result as a readable table.
+func (r *Result) Table(title string) string {
+	var b strings.Builder
+	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+	fmt.Fprintf(&b, "%s (%s)\n", title, r.Encoding)
+	row := func(k, v string) { fmt.Fprintf(&b, "  %-30s %s\n", k, v) }
+	row("sessions / handoffs", fmt.Sprintf("%d / %d", r.Sessions, r.Handoffs))
+	row("raw canonical JSON", fmt.Sprintf("%d tokens", r.RawTokens))
+	row("payload", fmt.Sprintf("%d", r.PayloadTokens))
+	row("decode instructions", fmt.Sprintf("%d", r.InstructionTokens))
+	row("dictionary", fmt.Sprintf("%d", r.DictionaryTokens))
+	row("full cost", fmt.Sprintf("%d (saving %s)", r.FullCostTokens, pct(r.Saving)))
+	row("payload only (not the claim)", pct(saving(r.PayloadTokens, r.RawTokens)))
+	mb := "never"
+	if r.MedianBreakEven != nil {
+		mb = fmt.Sprintf("%g handoffs", *r.MedianBreakEven)
+	}
+	row("median break-even", mb)
+	row("sessions never breaking even", fmt.Sprintf("%d of %d", r.NeverBreakEven, r.Sessions))
+	names := make([]string, 0, len(r.Baselines))
+	for n := range r.Baselines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		br := r.Baselines[n]
+		if br.Error != "" {
+			row("vs "+n, "skipped: "+br.Error)
+			continue
+		}
+		row("vs "+n, fmt.Sprintf("%d tokens (saving %s)", br.Tokens, pct(br.Saving)))
+	}
+	ll := "byte-exact on every record"
+	if !r.Lossless {
+		ll = fmt.Sprintf("LOSSY: %d records differ", r.LossyRecords)
+	}
+	row("round trip", ll)
+	return b.String()
+}

@@ -1,0 +1,660 @@
+package a2c
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/parleyhq/parley/trace"
+)
+
+// Format constants. They are part of a2c/1: changing one is a new format version.
+const (
+	// Magic starts every session payload.
+	Magic = "a2c/1"
+	// refMin is the shortest string (in bytes) that is numbered for $n references.
+	refMin = 5
+	// spliceOpen and spliceClose frame a splice; a literal « is written ««.
+	spliceOpen  = "«"
+	spliceClose = "»"
+	hashLen     = 8
+	maxChain    = 48
+)
+
+// kindCodes are the one-letter kinds of a schema line.
+var kindCodes = map[string]byte{
+	"plan": 'p', "message": 'm', "tool_call": 'c', "tool_result": 'r', "status": 's',
+	"artifact": 'a', "review": 'v', "error": 'e', "final": 'f',
+}
+
+var codeKinds = func() map[byte]string {
+	m := map[byte]string{}
+	for k, c := range kindCodes {
+		m[c] = k
+	}
+	return m
+}()
+
+// Slots of a schema line. Which fields come first depends on the kind, so the fields a
+// kind usually has come before the ones it rarely has and trailing empty fields vanish.
+const (
+	slotFrom = iota
+	slotTo
+	slotTool
+	slotCall
+	slotText
+	slotArgs
+	slotResult
+	slotMeta
+	nSlots
+)
+
+var slotNames = [nSlots]string{"from", "to", "tool", "call_id", "text", "args", "result", "meta"}
+
+var (
+	orderCall   = []int{slotFrom, slotTo, slotTool, slotCall, slotArgs, slotText, slotResult, slotMeta}
+	orderResult = []int{slotFrom, slotTo, slotTool, slotCall, slotResult, slotText, slotArgs, slotMeta}
+	orderOther  = []int{slotFrom, slotTo, slotText, slotMeta, slotTool, slotCall, slotArgs, slotResult}
+)
+
+func slotOrder(code byte) []int {
+	switch code {
+	case 'c', 'f':
+		return orderCall
+	case 'r':
+		return orderResult
+	}
+	return orderOther
+}
+
+func isStringSlot(s int) bool { return s <= slotText }
+
+// field is an optional string: a slot's value or its default.
+type field struct {
+	ok bool
+	s  string
+}
+
+// state is what encoder and decoder both derive from the session so far: the session
+// text splices point into, the numbered strings, and the defaults of the next line.
+type state struct {
+	text     []byte
+	dictLen  int
+	strs     map[string]int
+	strList  []string
+	lastFrom map[string]field // by kind
+	lastTo   map[string]field
+	prevTool field
+	prevCall field
+}
+
+func newState(d *Dictionary) state {
+	s := state{strs: map[string]int{}, lastFrom: map[string]field{}, lastTo: map[string]field{}}
+	if d != nil && d.Text != "" {
+		s.text = append(s.text, d.Text...)
+		s.text = append(s.text, '\n')
+		s.dictLen = len(s.text)
+	}
+	return s
+}
+
+func (s *state) register(v string) {
+	if len(v) < refMin {
+		return
+	}
+	if _, ok := s.strs[v]; ok {
+		return
+	}
+	s.strs[v] = len(s.strList)
+	s.strList = append(s.strList, v)
+}
+
+// Features records which parts of the format a session used; the decode instructions
+// describe exactly these.
+type Features struct {
+	Schema     bool
+	Kinds      map[byte]bool // kind letters used
+	Defaults   bool          // an empty field stood for a default
+	Absent     bool          // ~ stood for an absent field
+	Extra      bool          // the extra-members field was used
+	Bare       bool
+	ValueRefs  bool
+	Splices    bool
+	Dictionary bool
+	Styles     map[byte]bool
+	RawEscapes bool // a raw field needed an escape
+}
+
+// Encoder encodes one session, one handoff at a time. Each record may refer back to
+// anything earlier in its session. The zero value is not usable; use NewEncoder.
+type Encoder struct {
+	opt   Options
+	st    state
+	head  []int32 // hash → last position+1
+	prev  []int32 // position → previous position+1 with the same hash
+	feat  Features
+	line  []byte
+	out   []byte
+	buf   []byte
+	costs map[string]int
+	late  int // first text position not yet in the match finder
+}
+
+// NewEncoder starts a session.
+func NewEncoder(opt Options) *Encoder {
+	e := &Encoder{opt: opt, st: newState(opt.Dictionary), head: make([]int32, 1<<16), costs: map[string]int{}}
+	e.feat.Kinds = map[byte]bool{}
+	e.feat.Styles = map[byte]bool{}
+	e.index(0, len(e.st.text))
+	return e
+}
+
+// Features reports what the session used so far.
+func (e *Encoder) Features() Features { return e.feat }
+
+// Encode appends one record (a JSON object, canonical or not) to the session and
+// returns its payload line, without the newline.
+func (e *Encoder) Encode(rec *trace.Value) (string, error) {
+	if rec.Kind != trace.Object {
+		return "", errors.New("a2c: a record must be a JSON object")
+	}
+	e.line = e.line[:0]
+	if e.opt.Schema {
+		e.feat.Schema = true
+		e.line = e.schemaLine(e.line, rec)
+	} else {
+		e.line = e.value(e.line, rec)
+	}
+	return string(e.splice(e.line)), nil
+}
+
+func (e *Encoder) count(s string) int {
+	if e.opt.Counter == nil {
+		return (len(s) + 3) / 4
+	}
+	if c, ok := e.costs[s]; ok {
+		return c
+	}
+	c := e.opt.Counter.Count(s)
+	if len(e.costs) < 1<<16 {
+		e.costs[s] = c
+	}
+	return c
+}
+
+// refFor returns "$n" when the string has a number and the reference is worth it.
+func (e *Encoder) refFor(s string, literalCost func() int) (string, bool) {
+	if !e.opt.ValueRefs || len(s) < e.opt.minValueLen() {
+		return "", false
+	}
+	n, ok := e.st.strs[s]
+	if !ok {
+		return "", false
+	}
+	ref := "$" + strconv.Itoa(n)
+	if e.opt.TokenAligned {
+		if e.count(ref) >= literalCost() {
+			return "", false
+		}
+	} else if len(ref) >= len(s) {
+		return "", false
+	}
+	return ref, true
+}
+
+func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
+	var slots [nSlots]*trace.Value
+	var extra []trace.Member
+	var kind *trace.Value
+	seen := map[string]bool{}
+	for i := range rec.Members {
+		m := &rec.Members[i]
+		first := !seen[m.Key]
+		seen[m.Key] = true
+		if m.Key == "kind" && first && m.Value.Kind == trace.String {
+			kind = &m.Value
+			continue
+		}
+		placed := false
+		for s := 0; s < nSlots && first; s++ {
+			if slotNames[s] == m.Key && (!isStringSlot(s) || m.Value.Kind == trace.String) {
+				slots[s], placed = &m.Value, true
+				break
+			}
+		}
+		if !placed {
+			if first && (m.Key == "kind" || isSlotName(m.Key)) {
+				// The first occurrence has the wrong type: every occurrence of this
+				// name goes to extra so that their order is kept.
+				seen[m.Key+"\x00extra"] = true
+			}
+			extra = append(extra, *m)
+		}
+	}
+	// A later duplicate of a name whose first occurrence took a slot stays in extra.
+	kindKey := ""
+	var code byte
+	switch {
+	case kind == nil:
+		dst = append(dst, '~')
+		e.feat.Absent = true
+	default:
+		kindKey = kind.Str
+		if c, ok := kindCodes[kind.Str]; ok {
+			code = c
+			dst = append(dst, c)
+			e.feat.Kinds[c] = true
+		} else {
+			dst = appendQuotedCVN(dst, kind.Str)
+		}
+	}
+	fields := make([][]byte, 0, nSlots+1)
+	for _, s := range slotOrder(code) {
+		var f []byte
+		switch {
+		case isStringSlot(s):
+			var def field
+			switch s {
+			case slotFrom:
+				def = e.st.lastFrom[kindKey]
+			case slotTo:
+				def = e.st.lastTo[kindKey]
+			case slotTool:
+				def = e.st.prevTool
+			case slotCall:
+				def = e.st.prevCall
+			}
+			cur := field{}
+			if slots[s] != nil {
+				cur = field{ok: true, s: slots[s].Str}
+			}
+			switch {
+			case cur == def:
+				if cur.ok {
+					e.feat.Defaults = true
+				}
+			case !cur.ok:
+				f = append(f, '~')
+				e.feat.Absent = true
+			default:
+				f = e.rawString(f, cur.s)
+			}
+		case slots[s] != nil:
+			f = e.value(f, slots[s])
+		}
+		fields = append(fields, f)
+	}
+	if len(extra) > 0 {
+		e.feat.Extra = true
+		ev := trace.Value{Kind: trace.Object, Members: extra}
+		fields = append(fields, e.value(nil, &ev))
+	}
+	for len(fields) > 0 && len(fields[len(fields)-1]) == 0 {
+		fields = fields[:len(fields)-1]
+	}
+	for _, f := range fields {
+		dst = append(dst, '|')
+		dst = append(dst, f...)
+	}
+	// Defaults for the next line.
+	get := func(s int) field {
+		if slots[s] == nil {
+			return field{}
+		}
+		return field{ok: true, s: slots[s].Str}
+	}
+	e.st.lastFrom[kindKey] = get(slotFrom)
+	e.st.lastTo[kindKey] = get(slotTo)
+	e.st.prevTool = get(slotTool)
+	e.st.prevCall = get(slotCall)
+	return dst
+}
+
+func isSlotName(k string) bool {
+	for _, n := range slotNames {
+		if n == k {
+			return true
+		}
+	}
+	return false
+}
+
+// rawString writes a string slot: its text with backslash escapes, up to the next |.
+func (e *Encoder) rawString(dst []byte, s string) []byte {
+	if ref, ok := e.refFor(s, func() int { return e.count(s) }); ok {
+		e.feat.ValueRefs = true
+		return append(dst, ref...)
+	}
+	if e.opt.Embedded {
+		if v, st, ok := detectEmbedded(s, e.buf); ok {
+			e.feat.Styles[st.tag] = true
+			dst = append(dst, '%', st.tag)
+			dst = e.value(dst, &v)
+			e.st.register(s)
+			return dst
+		}
+	}
+	if s == "" {
+		e.st.register(s)
+		return append(dst, `""`...)
+	}
+	switch s[0] {
+	case '~', '$', '%', '"', '\\':
+		dst = append(dst, '\\')
+		e.feat.RawEscapes = true
+	}
+	start := len(dst)
+	dst = appendEscaped(dst, s, '|')
+	if len(dst)-start != len(s) {
+		e.feat.RawEscapes = true
+	}
+	e.st.register(s)
+	return dst
+}
+
+// appendEscaped writes s with backslash escapes for \, the quote byte q, line breaks,
+// tabs, other control characters, U+2028/U+2029 and lone surrogates.
+func appendEscaped(dst []byte, s string, q byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			switch {
+			case c == '\\' || c == q:
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		if r, ok := trace.Surrogate(s, i); ok {
+			dst = appendU4(dst, r)
+			i += 3
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, "\uFFFD"...)
+		case r == '\u2028' || r == '\u2029':
+			dst = appendU4(dst, r)
+		default:
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return dst
+}
+
+func appendQuotedCVN(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, '"')
+	return append(dst, '"')
+}
+
+// value writes a JSON value in the compact value notation.
+func (e *Encoder) value(dst []byte, v *trace.Value) []byte {
+	switch v.Kind {
+	case trace.Null:
+		return append(dst, "null"...)
+	case trace.Bool, trace.Number:
+		return append(dst, v.Str...)
+	case trace.String:
+		return e.str(dst, v.Str)
+	case trace.Array:
+		dst = append(dst, '[')
+		for i := range v.Items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = e.value(dst, &v.Items[i])
+		}
+		return append(dst, ']')
+	case trace.Object:
+		dst = append(dst, '{')
+		for i := range v.Members {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			k := v.Members[i].Key
+			if e.opt.Bare && bareKey(k) {
+				e.feat.Bare = true
+				dst = append(dst, k...)
+			} else {
+				dst = appendQuotedCVN(dst, k)
+			}
+			dst = append(dst, ':')
+			dst = e.value(dst, &v.Members[i].Value)
+		}
+		return append(dst, '}')
+	}
+	return dst
+}
+
+func (e *Encoder) str(dst []byte, s string) []byte {
+	bare := e.opt.Bare && bareValue(s)
+	if ref, ok := e.refFor(s, func() int {
+		if bare {
+			return e.count(s)
+		}
+		return e.count(`"` + s + `"`)
+	}); ok {
+		e.feat.ValueRefs = true
+		return append(dst, ref...)
+	}
+	if e.opt.Embedded {
+		if v, st, ok := detectEmbedded(s, e.buf); ok {
+			e.feat.Styles[st.tag] = true
+			dst = append(dst, '%', st.tag)
+			dst = e.value(dst, &v)
+			e.st.register(s)
+			return dst
+		}
+	}
+	if bare {
+		e.feat.Bare = true
+		dst = append(dst, s...)
+	} else {
+		dst = appendQuotedCVN(dst, s)
+	}
+	e.st.register(s)
+	return dst
+}
+
+// bareKey reports whether an object key can go without quotes: it cannot be mistaken
+// for the structure around it.
+func bareKey(k string) bool {
+	if k == "" || k[0] == ' ' || k[len(k)-1] == ' ' || k[0] == '"' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c == '"' || c == '\\' || c == ',' || c == ':' || c == '{' || c == '}' || c == '[' || c == ']' || c == '|':
+			return false
+		case c >= 0x80:
+			if _, ok := trace.Surrogate(k, i); ok {
+				return false
+			}
+			r, n := utf8.DecodeRuneInString(k[i:])
+			if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bareValue reports whether a string value can go without quotes: a bare key that does
+// not start like another value (number, reference, embedded JSON, absent marker) and is
+// not a JSON keyword.
+func bareValue(s string) bool {
+	if !bareKey(s) {
+		return false
+	}
+	switch c := s[0]; {
+	case c == '-' || (c >= '0' && c <= '9') || c == '$' || c == '%' || c == '~':
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return false
+		}
+	}
+	return s != "true" && s != "false" && s != "null"
+}
+
+// splice appends line to the session text and returns its payload form: spans that
+// occurred before are replaced by «distance.length», a literal « is doubled.
+func (e *Encoder) splice(line []byte) []byte {
+	base := len(e.st.text)
+	e.st.text = append(e.st.text, line...)
+	end := len(e.st.text)
+	e.index(0, base) // the tail of the previous line can be hashed now
+	out := e.out[:0]
+	text := e.st.text
+	lit := base
+	p := base
+	for p < end {
+		bestLen, bestSrc := 0, 0
+		if e.opt.Splices && p+hashLen <= end {
+			h := hash8(text[p:])
+			for q, n := int(e.head[h])-1, 0; q >= 0 && n < maxChain; q, n = int(e.prev[q])-1, n+1 {
+				m := 0
+				for p+m < end && text[q+m] == text[p+m] {
+					m++
+				}
+				if m > bestLen {
+					bestLen, bestSrc = m, q
+				}
+			}
+		}
+		if bestLen >= e.opt.minSplice() {
+			ps, pe := p, p+bestLen
+			if e.opt.TokenAligned {
+				for ps < pe && ps-p < 12 && !e.goodBoundary(ps, base, end) {
+					ps++
+				}
+				for pe > ps && p+bestLen-pe < 12 && !e.goodBoundary(pe, base, end) {
+					pe--
+				}
+			} else {
+				for ps < pe && !utf8.RuneStart(text[ps]) {
+					ps++
+				}
+				for pe > ps && pe < end && !utf8.RuneStart(text[pe]) {
+					pe--
+				}
+			}
+			if pe-ps >= e.opt.minSplice() && ps < pe {
+				src := bestSrc + (ps - p)
+				marker := spliceOpen + strconv.Itoa(ps-src) + "." + strconv.Itoa(pe-ps) + spliceClose
+				keep := true
+				if e.opt.TokenAligned && e.opt.Counter != nil {
+					keep = e.opt.Counter.Count(string(text[ps:pe])) > e.opt.Counter.Count(marker)+1
+				}
+				if keep {
+					out = appendLiteral(out, text[lit:ps])
+					out = append(out, marker...)
+					e.feat.Splices = true
+					if src < e.st.dictLen {
+						e.feat.Dictionary = true
+					}
+					e.index(p, pe)
+					p, lit = pe, pe
+					continue
+				}
+			}
+		}
+		e.index(p, p+1)
+		p++
+	}
+	out = appendLiteral(out, text[lit:end])
+	e.st.text = append(e.st.text, '\n')
+	e.index(end, end+1)
+	e.out = out
+	return out
+}
+
+// goodBoundary reports whether a splice may start or end at x without cutting a
+// character or, where it can be helped, a word (cl100k and o200k tokens rarely cross a
+// word boundary, and a cut word costs an extra token on each side).
+func (e *Encoder) goodBoundary(x, base, end int) bool {
+	t := e.st.text
+	if x <= base || x >= end {
+		return true
+	}
+	if !utf8.RuneStart(t[x]) {
+		return false
+	}
+	a, b := t[x-1], t[x]
+	return !(isWordByte(a) && isWordByte(b)) && !(a == ' ' && isWordByte(b))
+}
+
+func isWordByte(c byte) bool {
+	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+}
+
+func appendLiteral(dst, lit []byte) []byte {
+	for i := 0; i < len(lit); i++ {
+		if lit[i] == spliceOpen[0] && i+1 < len(lit) && lit[i+1] == spliceOpen[1] {
+			dst = append(dst, spliceOpen...)
+			dst = append(dst, spliceOpen...)
+			i++
+			continue
+		}
+		dst = append(dst, lit[i])
+	}
+	return dst
+}
+
+func hash8(b []byte) uint32 {
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	return uint32((x * 0x9E3779B97F4A7C15) >> 48)
+}
+
+// index adds every position before to (that can be hashed yet) to the match finder.
+// Positions are added in order; e.late is the first one not added. A position is added
+// only after it has been looked up, so a span never matches itself at distance 0.
+func (e *Encoder) index(_, to int) {
+	t := e.st.text
+	for len(e.prev) < len(t)+1 {
+		e.prev = append(e.prev, 0)
+	}
+	for p := e.late; p < to; p++ {
+		if p+hashLen > len(t) {
+			return
+		}
+		h := hash8(t[p:])
+		e.prev[p] = e.head[h]
+		e.head[h] = int32(p + 1)
+		e.late = p + 1
+	}
+}
+
+// SyntaxError is a payload the decoder cannot read, with its line (1 = the header) and
+// the byte offset in the expanded line.
+type SyntaxError struct {
+	Line   int
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("a2c: line %d, byte %d: %s", e.Line, e.Offset, e.Msg)
+}

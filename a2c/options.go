@@ -1,0 +1,63 @@
+package a2c
+
+// Counter counts tokens; *bpe.Encoding satisfies it. The codec uses it to keep only the
+// references that save real tokens, and the accounting to count them.
+type Counter interface {
+	Count(s string) int
+}
+
+// Options switches the codec's mechanisms one by one. Every mechanism is reversible and
+// the decoder reads any mix of them, so Options matter to the encoder only (and the
+// Dictionary to both sides). The zero value writes canonical JSON lines; Default turns
+// everything on that pays on real traces.
+type Options struct {
+	// Schema writes a record as a positional line (packed header): a one-letter kind,
+	// fields in a per-kind order, fields equal to their default left empty, trailing
+	// empty fields cut.
+	Schema bool
+	// Bare drops the quotes around object keys and simple strings.
+	Bare bool
+	// Embedded re-reads strings that hold JSON (tool arguments and results) and writes
+	// the parsed value with a one-letter style tag, when writing it back in that style
+	// gives the same bytes.
+	Embedded bool
+	// ValueRefs writes a repeated string as $n, the n-th distinct string of at least
+	// MinValueLen bytes seen in the session.
+	ValueRefs   bool
+	MinValueLen int // default 6
+	// Splices replaces a span of a line that occurred earlier in the session text (or
+	// the dictionary) by «distance.length», LZ-style.
+	Splices   bool
+	MinSplice int // shortest span worth a splice, in bytes; default 24
+	// TokenAligned moves splice boundaries to word boundaries and keeps a splice or a
+	// value reference only where Counter says it costs fewer tokens than its literal.
+	TokenAligned bool
+	// FullInstructions ships the whole format description with every session instead of
+	// the parts the session uses.
+	FullInstructions bool
+	// Dictionary, when set, is text both sides hold before the session starts; splices
+	// may point into it. Its tokens are charged to every session in full.
+	Dictionary *Dictionary
+	// Counter counts tokens for TokenAligned decisions; nil falls back to byte lengths.
+	Counter Counter
+}
+
+// Default returns the configuration that `parley a2c encode` uses: every mechanism on,
+// no dictionary.
+func Default(c Counter) Options {
+	return Options{Schema: true, Bare: true, Embedded: true, ValueRefs: true, Splices: true, TokenAligned: c != nil, Counter: c}
+}
+
+func (o *Options) minValueLen() int {
+	if o.MinValueLen > 0 {
+		return o.MinValueLen
+	}
+	return 6
+}
+
+func (o *Options) minSplice() int {
+	if o.MinSplice > 0 {
+		return o.MinSplice
+	}
+	return 24
+}

@@ -1,0 +1,196 @@
+package a2c
+
+import (
+	"unicode/utf8"
+
+	"github.com/parleyhq/parley/trace"
+)
+
+// A style is a way JSON text is commonly written by the programs that produce tool
+// arguments and results. A string holding JSON is re-read only when writing the parsed
+// value back in one of these styles reproduces it byte for byte.
+type style struct {
+	tag    byte
+	comma  string // after an item (before a newline when indent > 0)
+	colon  string
+	indent int  // spaces per level, 0 = one line
+	ascii  bool // non-ASCII as \uXXXX (Python's ensure_ascii)
+	desc   string
+}
+
+var styles = []style{
+	{tag: 'j', comma: ",", colon: ":", desc: "compact JSON (no spaces, UTF-8)"},
+	{tag: 'a', comma: ",", colon: ":", ascii: true, desc: "compact JSON, non-ASCII as \\uXXXX"},
+	{tag: 'p', comma: ", ", colon: ": ", ascii: true, desc: `JSON with ", " and ": ", non-ASCII as \uXXXX (Python json.dumps)`},
+	{tag: 'u', comma: ", ", colon: ": ", desc: `JSON with ", " and ": ", UTF-8`},
+	{tag: 'i', comma: ",", colon: ": ", indent: 2, ascii: true, desc: "JSON indented by 2, non-ASCII as \\uXXXX"},
+	{tag: 'k', comma: ",", colon: ": ", indent: 2, desc: "JSON indented by 2, UTF-8"},
+	{tag: 'I', comma: ",", colon: ": ", indent: 4, ascii: true, desc: "JSON indented by 4, non-ASCII as \\uXXXX"},
+	{tag: 'K', comma: ",", colon: ": ", indent: 4, desc: "JSON indented by 4, UTF-8"},
+}
+
+func styleByTag(t byte) *style {
+	for i := range styles {
+		if styles[i].tag == t {
+			return &styles[i]
+		}
+	}
+	return nil
+}
+
+// appendStyled writes v (members in their own order) in style st.
+func appendStyled(dst []byte, v *trace.Value, st *style, depth int) []byte {
+	switch v.Kind {
+	case trace.Null:
+		return append(dst, "null"...)
+	case trace.Bool, trace.Number:
+		return append(dst, v.Str...)
+	case trace.String:
+		return appendStyledString(dst, v.Str, st.ascii)
+	case trace.Array:
+		if len(v.Items) == 0 {
+			return append(dst, "[]"...)
+		}
+		dst = append(dst, '[')
+		for i := range v.Items {
+			if i > 0 {
+				dst = append(dst, st.comma...)
+			}
+			dst = newline(dst, st, depth+1)
+			dst = appendStyled(dst, &v.Items[i], st, depth+1)
+		}
+		dst = newline(dst, st, depth)
+		return append(dst, ']')
+	case trace.Object:
+		if len(v.Members) == 0 {
+			return append(dst, "{}"...)
+		}
+		dst = append(dst, '{')
+		for i := range v.Members {
+			if i > 0 {
+				dst = append(dst, st.comma...)
+			}
+			dst = newline(dst, st, depth+1)
+			dst = appendStyledString(dst, v.Members[i].Key, st.ascii)
+			dst = append(dst, st.colon...)
+			dst = appendStyled(dst, &v.Members[i].Value, st, depth+1)
+		}
+		dst = newline(dst, st, depth)
+		return append(dst, '}')
+	}
+	return dst
+}
+
+func newline(dst []byte, st *style, depth int) []byte {
+	if st.indent == 0 {
+		return dst
+	}
+	dst = append(dst, '\n')
+	for i := 0; i < depth*st.indent; i++ {
+		dst = append(dst, ' ')
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendStyledString writes s the way Python's json and JavaScript's JSON.stringify do:
+// \" \\ \b \f \n \r \t, \u00XX for other control characters, lone surrogates as \uXXXX,
+// and with ascii every non-ASCII character as \uXXXX (surrogate pairs above U+FFFF).
+func appendStyledString(dst []byte, s string, ascii bool) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		if r, ok := trace.Surrogate(s, i); ok {
+			dst = appendU4(dst, r)
+			i += 3
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			r = utf8.RuneError
+		}
+		if ascii {
+			if r >= 0x10000 {
+				r -= 0x10000
+				dst = appendU4(dst, 0xD800+(r>>10))
+				dst = appendU4(dst, 0xDC00+(r&0x3FF))
+			} else {
+				dst = appendU4(dst, r)
+			}
+		} else if n == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
+}
+
+func appendU4(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+}
+
+// detectEmbedded returns the parsed value and style of a string that holds a JSON object
+// or array written in one of the styles, byte for byte.
+func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
+	if len(s) < 2 {
+		return trace.Value{}, nil, false
+	}
+	first, last := s[0], s[len(s)-1]
+	if !((first == '{' && last == '}') || (first == '[' && last == ']')) {
+		return trace.Value{}, nil, false
+	}
+	v, err := trace.ParseJSON([]byte(s))
+	if err != nil {
+		return trace.Value{}, nil, false
+	}
+	nonASCII := false
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			nonASCII = true
+			break
+		}
+	}
+	multiline := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			multiline = true
+			break
+		}
+	}
+	for i := range styles {
+		st := &styles[i]
+		if (st.indent > 0) != multiline || (st.ascii && nonASCII) {
+			continue
+		}
+		scratch = appendStyled(scratch[:0], &v, st, 0)
+		if string(scratch) == s {
+			return v, st, true
+		}
+	}
+	return trace.Value{}, nil, false
+}
