@@ -106,6 +106,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.closing:
+			return nil
 		case _, ok := <-wake:
 			if !ok {
 				return nil

@@ -27,6 +27,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -78,6 +79,9 @@ type Server struct {
 	heartbeat time.Duration
 	inboxText func(*parley.Inbox) string
 	stateText func(*parley.StateRecord) string
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by CloseStreams
 }
 
 // Option configures a Server.
@@ -104,6 +108,7 @@ func NewServer(svc parley.RoomService, opts ...Option) *Server {
 		mux:       http.NewServeMux(),
 		metrics:   newMetrics(),
 		heartbeat: 15 * time.Second,
+		closing:   make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -161,6 +166,11 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	}
 	s.mux.Handle(pattern, h)
 }
+
+// CloseStreams ends every open event stream and makes new ones end at once. An event
+// stream never goes idle, so http.Server.Shutdown would wait on it until its deadline;
+// register this with http.Server.RegisterOnShutdown.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // ServeHTTP logs the request, counts it, and recovers a panicking handler into a JSON 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -1,8 +1,283 @@
 package main
 
-import "context"
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
 
-// runServe is not built yet; its issue's owner replaces this file.
+	"github.com/parleyhq/parley"
+	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/postgres"
+	"github.com/parleyhq/parley/room"
+	"github.com/parleyhq/parley/sqlite"
+)
+
+const serveDescription = `
+Run the room server: the HTTP API (/v1/…), live reads over Server-Sent Events, /healthz and
+/metrics. It binds to localhost unless told otherwise.
+
+Storage is SQLite by default, one file (parley.db in the working directory). PostgreSQL lets
+several 'parley serve' processes share one database behind a load balancer: sequence numbers
+stay gapless and repeats and idempotency keys are caught across all of them.
+
+The server's admin token (for 'parley room' and 'parley seat') comes from
+$PARLEY_ADMIN_TOKEN. Without it, the first start on a SQLite database creates one, prints it
+once, and keeps only its SHA-256 in a file next to the database (PATH.admin, mode 0600), so
+it keeps working across restarts. With PostgreSQL, set $PARLEY_ADMIN_TOKEN: every instance
+must share it.
+
+--git-repo names a git repository that 'ev commit <sha> [on <branch>]' evidence is checked
+against; without it, commit evidence stays unverified.
+
+Environment: PARLEY_ADDR, PARLEY_DB, PARLEY_GIT_REPO, PARLEY_ADMIN_TOKEN stand in for the
+flags (a flag wins).`
+
+const serveExamples = `  parley serve
+  parley serve --addr 127.0.0.1:8080 --db sqlite:/var/lib/parley/parley.db --git-repo ~/src/app
+  PARLEY_ADMIN_TOKEN=… parley serve --addr :7070 --db postgres://parley@db/parley --log-format json`
+
 func runServe(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "not built yet"}
+	fs := newFlags(e, "serve", "serve [flags]", serveDescription, serveExamples)
+	addr := fs.String("addr", "", "listen `address` (default $PARLEY_ADDR, else 127.0.0.1:7070; port 0 picks a free one)")
+	db := fs.String("db", "", "database: sqlite:PATH, a bare PATH, or postgres://… (default $PARLEY_DB, else sqlite:parley.db)")
+	gitRepo := fs.String("git-repo", "", "git repository to check commit evidence against (default $PARLEY_GIT_REPO)")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("serve takes no arguments, got %q", pos)
+	}
+	*addr = firstNonEmpty(*addr, e.getenv("PARLEY_ADDR"), "127.0.0.1:7070")
+	*db = firstNonEmpty(*db, e.getenv("PARLEY_DB"), "sqlite:parley.db")
+	*gitRepo = firstNonEmpty(*gitRepo, e.getenv("PARLEY_GIT_REPO"))
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usageErrorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch *logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(e.stderr, hopts))
+	default:
+		return usageErrorf("--log-format %q: use text or json", *logFormat)
+	}
+	if *gitRepo != "" {
+		if st, err := os.Stat(*gitRepo); err != nil || !st.IsDir() {
+			return usageErrorf("--git-repo %q is not a directory", *gitRepo)
+		}
+	}
+
+	kind, target, err := parseDB(*db)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, kind, target)
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	defer store.Close()
+
+	admin, err := adminToken(e, kind, target)
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	rs, err := room.New(store, room.Config{AdminToken: admin.token, GitRepo: *gitRepo, Logger: log})
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	var svc parley.RoomService = rs
+	if admin.hash != nil {
+		svc = &adminGate{RoomService: rs, hash: admin.hash}
+	}
+
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	srv := phttp.NewHTTPServer(*addr, h, log)
+	srv.RegisterOnShutdown(h.CloseStreams)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("listen on %s: %v", *addr, err)}
+	}
+	url := "http://" + ln.Addr().String()
+	log.Info("serving", "addr", ln.Addr().String(), "db", kind, "git_repo", *gitRepo, "version", parleyVersion())
+	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
+
+	schedCtx, stopSched := context.WithCancel(ctx)
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		rs.RunScheduler(schedCtx)
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		stopSched()
+		<-schedDone
+		return &exitError{code: 1, msg: fmt.Sprintf("serve: %v", err)}
+	case <-ctx.Done():
+	}
+
+	log.Info("shutting down: finishing requests in flight")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
+	stopSched()
+	<-schedDone
+	fmt.Fprintln(e.stdout, "parley: stopped")
+	return nil
 }
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// parseDB splits a --db value into a store kind and its path or DSN.
+func parseDB(db string) (kind, target string, err error) {
+	switch {
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		return "postgres", db, nil
+	case strings.HasPrefix(db, "sqlite:"):
+		target = strings.TrimPrefix(strings.TrimPrefix(db, "sqlite:"), "//")
+	case strings.Contains(db, "://"):
+		return "", "", usageErrorf("--db %q: use sqlite:PATH, a bare PATH, or postgres://…", db)
+	default:
+		target = db
+	}
+	if target == "" {
+		return "", "", usageErrorf("--db %q names no file: use sqlite:PATH", db)
+	}
+	return "sqlite", target, nil
+}
+
+func openStore(ctx context.Context, kind, target string) (parley.Store, error) {
+	if kind == "postgres" {
+		s, err := postgres.Open(ctx, target)
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		return s, nil
+	}
+	s, err := sqlite.Open(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("open SQLite database %s: %w", target, err)
+	}
+	return s, nil
+}
+
+// admin is how the server recognises its admin: a plain token (from the environment), or
+// only the hash of one created at an earlier start.
+type admin struct {
+	token string
+	hash  []byte
+}
+
+// adminToken returns the admin token from $PARLEY_ADMIN_TOKEN, or, for SQLite, the hash kept
+// next to the database, creating the token (and printing it, the only time it is shown) on
+// first start.
+func adminToken(e *env, kind, dbPath string) (admin, error) {
+	if t := e.getenv("PARLEY_ADMIN_TOKEN"); t != "" {
+		if len(t) < 16 {
+			return admin{}, errors.New("PARLEY_ADMIN_TOKEN is shorter than 16 characters: use a long random token")
+		}
+		return admin{token: t}, nil
+	}
+	if kind != "sqlite" {
+		return admin{}, errors.New("set PARLEY_ADMIN_TOKEN: with PostgreSQL every instance must share one admin token\nhint: generate one with 'openssl rand -base64 32' and give it to every instance")
+	}
+	path := dbPath + ".admin"
+	if h, err := readAdminHash(path); err == nil {
+		return admin{hash: h}, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return admin{}, err
+	}
+
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return admin{}, fmt.Errorf("admin token: %w", err)
+	}
+	// The seat-token shape, so the server's secret scan refuses it in a message too.
+	token := room.TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	sum := sha256.Sum256([]byte(token))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Another process got there first; its token is the one.
+		h, err := readAdminHash(path)
+		return admin{hash: h}, err
+	}
+	if err != nil {
+		return admin{}, fmt.Errorf("store the admin token's hash: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "sha256:%s\n", hex.EncodeToString(sum[:]))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return admin{}, fmt.Errorf("store the admin token's hash in %s: %w", path, err)
+	}
+	fmt.Fprintf(e.stdout, `parley: created the server's admin token. It is shown only now; %s keeps its hash.
+
+    export PARLEY_ADMIN_TOKEN=%s
+
+parley: with it, create a room and its seats:  parley room create team && parley seat add team lead
+`, path, token)
+	return admin{hash: sum[:]}, nil
+}
+
+func readAdminHash(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := strings.TrimSpace(string(b))
+	h, err := hex.DecodeString(strings.TrimPrefix(s, "sha256:"))
+	if !strings.HasPrefix(s, "sha256:") || err != nil || len(h) != sha256.Size {
+		return nil, fmt.Errorf("%s does not hold an admin token hash (sha256:<64 hex digits>)\nhint: delete it to create a new admin token at the next start, or set PARLEY_ADMIN_TOKEN", path)
+	}
+	return h, nil
+}
+
+// adminGate recognises the admin by the hash of its token, which is all the server keeps of
+// a token it created itself; every other token goes to the room service.
+type adminGate struct {
+	parley.RoomService
+	hash []byte
+}
+
+func (g *adminGate) Authenticate(ctx context.Context, token string) (*parley.Caller, error) {
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], g.hash) == 1 {
+		return &parley.Caller{Admin: true}, nil
+	}
+	return g.RoomService.Authenticate(ctx, token)
+}
+
