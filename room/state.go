@@ -23,8 +23,9 @@ import (
 //     found;
 //   - done: every done line with its evidence verdict, as frozen in its message's notes;
 //   - claims: every claim line, and every done whose evidence is not verified;
-//   - todos and blocks: those of each seat's latest message on the topic (a later message
-//     without them means the seat has none left);
+//   - todos and blocks: those of each seat's latest report on the topic: its latest message
+//     that is a `report` or carries todo or block lines (a later report without them means
+//     the seat has none left; a proposal or an answer says nothing about them);
 //   - costs: every `cost` line, and the tokens each seat posted on the topic.
 func (s *Service) State(ctx context.Context, c *parley.Caller, room, topic string) (*parley.StateRecord, error) {
 	if err := canSee(c, room); err != nil {
@@ -86,7 +87,7 @@ func buildState(room, topic string, msgs []*parley.Message, asks []*parley.Ask) 
 			continue
 		}
 		conv, _ := convention.Parse(m.Body)
-		if m.Seat != parley.SystemSeat {
+		if m.Seat != parley.SystemSeat && (m.Intent == "report" || hasWord(conv, "todo", "block")) {
 			latest[m.Seat] = parsed{m, conv}
 		}
 		item := func(text string) parley.StateItem { return parley.StateItem{Seq: m.Seq, Seat: m.Seat, Text: text} }
@@ -312,4 +313,16 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// hasWord reports whether m has a line starting with one of words.
+func hasWord(m *convention.Message, words ...string) bool {
+	for _, l := range m.Lines {
+		for _, w := range words {
+			if l.Word == w {
+				return true
+			}
+		}
+	}
+	return false
 }
