@@ -32,7 +32,7 @@ func (e *encoder) root(v any) {
 		// An empty root object is the empty document.
 		e.fields(t, 0)
 	case []any:
-		e.array("", t, 0, 1)
+		e.array("", false, t, 0, 1)
 	default:
 		e.primitive(e.startLine(0), v)
 	}
@@ -54,7 +54,7 @@ func (e *encoder) field(key string, v any, depth int) {
 		b.WriteByte(':')
 		e.fields(t, depth+1)
 	case []any:
-		e.array(key, t, depth, depth+1)
+		e.array(key, true, t, depth, depth+1)
 	default:
 		b := e.startLine(depth)
 		e.key(b, key)
@@ -63,18 +63,20 @@ func (e *encoder) field(key string, v any, depth int) {
 	}
 }
 
-// array writes the header of arr (under key, or keyless when key is "" and this is a root or
-// list-item array) on a new line at depth, and its rows or items at childDepth. Callers
-// choose childDepth because a table opened on a hyphen line puts its rows two levels in.
-func (e *encoder) array(key string, arr []any, depth, childDepth int) {
+// array writes the header of arr (under key when keyed; a root array has none) on a new line
+// at depth, and its rows or items at childDepth.
+func (e *encoder) array(key string, keyed bool, arr []any, depth, childDepth int) {
 	b := e.startLine(depth)
-	e.arrayBody(b, key, arr, childDepth, key != "")
+	e.arrayBody(b, key, arr, childDepth, keyed, true)
 }
 
 // arrayBody writes the header of arr into the line b already holds and then the array's
 // rows or items at childDepth. keyed says whether key is a real key (root and list-item
 // arrays have none, and the empty string is a legal key that must be written quoted).
-func (e *encoder) arrayBody(b *strings.Builder, key string, arr []any, childDepth int, keyed bool) {
+// table says whether the tabular form may be used: not for a keyless array that is itself a
+// list item, where a fields header is ambiguous (later spec versions forbid it); the
+// expanded list says the same thing in a form every decoder reads.
+func (e *encoder) arrayBody(b *strings.Builder, key string, arr []any, childDepth int, keyed, table bool) {
 	if keyed {
 		e.key(b, key)
 	}
@@ -91,7 +93,7 @@ func (e *encoder) arrayBody(b *strings.Builder, key string, arr []any, childDept
 			e.primitive(b, x)
 		}
 	default:
-		if cols := tableColumns(arr); cols != nil {
+		if cols := tableColumns(arr); table && cols != nil {
 			b.WriteByte('{')
 			for i, c := range cols {
 				if i > 0 {
@@ -126,7 +128,7 @@ func (e *encoder) listItem(v any, depth int) {
 	switch t := v.(type) {
 	case []any:
 		b.WriteString("- ")
-		e.arrayBody(b, "", t, depth+1, false)
+		e.arrayBody(b, "", t, depth+1, false, false)
 	case Object:
 		if len(t) == 0 {
 			b.WriteByte('-')
@@ -142,7 +144,7 @@ func (e *encoder) listItem(v any, depth int) {
 			b.WriteByte(':')
 			e.fields(fv, depth+2)
 		case []any:
-			e.arrayBody(b, first.Key, fv, depth+2, true)
+			e.arrayBody(b, first.Key, fv, depth+2, true, true)
 		default:
 			e.key(b, first.Key)
 			b.WriteString(": ")

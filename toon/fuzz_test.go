@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzEncode feeds arbitrary JSON through ParseJSON and Encode. Whatever parses must
-// encode without panicking, encode the same way twice, and keep the line-structure
-// guarantees of the package doc, whichever delimiter is chosen.
+// encode without panicking, encode the same way twice, keep the line-structure guarantees
+// of the package doc, and decode back (with the test decoder) to the same value, whichever
+// delimiter is chosen.
 func FuzzEncode(f *testing.F) {
 	// Seeds: every golden input, plus shapes that stress quoting and list layout.
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
@@ -36,5 +37,6 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("encoding is not deterministic:\n%q\n%q", out, again)
 		}
 		checkInvariants(t, out, 2)
+		roundTrip(t, v, out, 2)
 	})
 }

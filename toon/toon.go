@@ -323,12 +323,13 @@ func isPadding(r rune) bool {
 
 // numberLike reports whether an unquoted s would be read back as a number: the spec's
 // /^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/i, or a leading-zero run like 05 that some decoders take
-// for an octal or decimal number.
+// for an octal or decimal number. A leading plus (+1) is included too, beyond the v3.0
+// rule: decoders that hand tokens to their host's number parser read it as a number.
 func numberLike(s string) bool {
 	if len(s) > 1 && s[0] == '0' && allDigits(s[1:]) {
 		return true
 	}
-	if strings.HasPrefix(s, "-") {
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
 		s = s[1:]
 	}
 	i := 0

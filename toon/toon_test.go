@@ -69,7 +69,7 @@ func TestEncode(t *testing.T) {
 			"m[2]:\n  - t[2]{x}:\n      1\n      2\n    b: 2\n  - 3"},
 		{"object item list first field", `{"m":[{"l":[1,[2]],"b":2}]}`,
 			"m[1]:\n  - l[2]:\n      - 1\n      - [1]: 2\n    b: 2"},
-		{"list item holding a table", `{"m":[[{"x":1},{"x":2}],0]}`, "m[2]:\n  - [2]{x}:\n    1\n    2\n  - 0"},
+		{"list item holding uniform objects is a list", `{"m":[[{"x":1},{"x":2}],0]}`, "m[2]:\n  - [2]:\n    - x: 1\n    - x: 2\n  - 0"},
 		{"list item holding a list", `{"m":[[[1],2]]}`, "m[1]:\n  - [2]:\n    - [1]: 1\n    - 2"},
 
 		// String quoting (§7.2).
@@ -84,6 +84,8 @@ func TestEncode(t *testing.T) {
 		{"decimal-like", `{"s":"-3.14"}`, `s: "-3.14"`},
 		{"exponent-like", `{"s":"1e-6"}`, `s: "1e-6"`},
 		{"leading zero", `{"s":"05"}`, `s: "05"`},
+		{"leading plus", `{"s":"+1"}`, `s: "+1"`},
+		{"plus alone is fine", `{"s":"+"}`, "s: +"},
 		{"version string is fine", `{"s":"1.2.3"}`, "s: 1.2.3"},
 		{"colon", `{"s":"a:b"}`, `s: "a:b"`},
 		{"ISO time has colons", `{"s":"2026-09-19T12:00:00Z"}`, `s: "2026-09-19T12:00:00Z"`},
@@ -109,6 +111,8 @@ func TestEncode(t *testing.T) {
 		{"key with space quoted", `{"a b":1}`, `"a b": 1`},
 		{"key starting with digit quoted", `{"9a":1}`, `"9a": 1`},
 		{"empty key quoted", `{"":1}`, `"": 1`},
+		{"empty key on an array", `{"":[]}`, `""[0]:`},
+		{"empty key on a table", `{"":[{"a":1}]}`, "\"\"[1]{a}:\n  1"},
 		{"emoji key quoted", `{"⏰":"20260919T1200Z"}`, `"⏰": 20260919T1200Z`},
 		{"quoted key in header", `{"my-list":[1]}`, `"my-list"[1]: 1`},
 		{"quoted field names", `{"t":[{"a b":1}]}`, "t[1]{\"a b\"}:\n  1"},
@@ -284,6 +288,8 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkInvariants(t, got, 2)
+			v, _ := ParseJSON(data)
+			roundTrip(t, v, got, 2)
 			golden := strings.TrimSuffix(in, ".json") + ".toon"
 			if *update {
 				if err := os.WriteFile(golden, []byte(got+"\n"), 0o644); err != nil {
