@@ -10,7 +10,8 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 // Instructions returns the decode instructions for a session that used the features f:
 // the short English a reader (a program or a model) needs to rebuild every record, and
 // nothing about features the session did not use. full returns the whole description.
-// The text is charged in full to the session it ships with.
+// The text is charged in full to the session it ships with, so every word was weighed
+// in tokens.
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
@@ -23,62 +24,43 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("a2c/1: one JSON record per line.")
+	b.WriteString("a2c/1: a JSON record per line.")
 	if f.Splices {
-		b.WriteString(" First replace «d.n» by the n bytes found d bytes back in the decoded text (lines end in \\n")
+		b.WriteString(" «d.n» = the n bytes from d bytes back")
 		if f.Dictionary {
-			b.WriteString(", the dictionary text and a \\n come before line 1")
+			b.WriteString(" (the dictionary precedes line 1)")
 		}
-		b.WriteString("); «« is «.")
+		b.WriteString("; ««=«.")
 	}
 	if f.Schema {
-		b.WriteString(" Fields split by |; the first is the kind")
-		var ks []string
+		b.WriteString(" Line: kind|from|to|tool|call_id|text|args|result|meta")
+		if f.Extra {
+			b.WriteString("|other keys")
+		}
+		b.WriteString(". Kinds:")
 		for _, k := range kindOrder {
 			if f.Kinds[k] {
-				ks = append(ks, string(k)+"="+codeKinds[k])
+				b.WriteString(" " + string(k) + " " + codeKinds[k])
 			}
 		}
-		if len(ks) > 0 {
-			b.WriteString(" (" + strings.Join(ks, " ") + ")")
-		}
-		b.WriteString(", then")
-		if f.Kinds['c'] || f.Kinds['f'] {
-			b.WriteString(" c,f: from to tool call_id args text result meta;")
-		}
-		if f.Kinds['r'] {
-			b.WriteString(" r: from to tool call_id result text args meta;")
-		}
-		other := false
-		for _, k := range kindOrder {
-			if f.Kinds[k] && k != 'c' && k != 'f' && k != 'r' {
-				other = true
-			}
-		}
-		if other {
-			b.WriteString(" others: from to text meta tool call_id args result;")
-		}
-		if f.Extra {
-			b.WriteString(" then an object of other keys;")
-		}
-		b.WriteString(" cut at the end.")
+		b.WriteString(".")
 		if f.Defaults {
-			b.WriteString(" Empty from/to = as in the last record of that kind, empty tool/call_id = as in the previous record.")
+			b.WriteString(" Empty from/to: as last record of same kind; tool/call_id: as previous.")
 		}
 		if f.Absent {
-			b.WriteString(" ~ = absent.")
+			b.WriteString(" ~ absent.")
 		}
-		b.WriteString(" String fields are raw text")
+		b.WriteString(" Fields to text are raw")
 		if f.RawEscapes {
-			b.WriteString(" with JSON escapes, \\| for |")
+			b.WriteString(", \\-escaped")
 		}
-		b.WriteString("; the others are values.")
+		b.WriteString(".")
 	}
 	if f.Bare {
-		b.WriteString(" Values are JSON but keys and plain strings may be unquoted.")
+		b.WriteString(" Quotes optional.")
 	}
 	if f.ValueRefs {
-		b.WriteString(" $k = the k-th distinct string of 5+ bytes so far (from 0).")
+		b.WriteString(" $k: k-th string of 5+ bytes.")
 	}
 	if len(f.Styles) > 0 {
 		tags := make([]string, 0, len(f.Styles))
@@ -86,7 +68,7 @@ func Instructions(f Features, full bool) string {
 			tags = append(tags, string(t))
 		}
 		sort.Strings(tags)
-		b.WriteString(" %X before an object or array = a string holding it as")
+		b.WriteString(" %X{…}: that JSON as a string,")
 		for i, t := range tags {
 			if i > 0 {
 				b.WriteString(";")

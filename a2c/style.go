@@ -11,7 +11,8 @@ import (
 // value back in one of these styles reproduces it byte for byte.
 type style struct {
 	tag    byte
-	comma  string // after an item (before a newline when indent > 0)
+	comma  string // after an object member (before a newline when indent > 0)
+	icomma string // after an array item; "" means the same as comma
 	colon  string
 	indent int  // spaces per level, 0 = one line
 	ascii  bool // non-ASCII as \uXXXX (Python's ensure_ascii)
@@ -25,6 +26,8 @@ var styles = []style{
 	{tag: 'u', comma: ", ", colon: ": ", desc: `JSON with ", " and ": ", UTF-8`},
 	{tag: 'i', comma: ",", colon: ": ", indent: 2, ascii: true, desc: "JSON indented by 2, non-ASCII as \\uXXXX"},
 	{tag: 'k', comma: ",", colon: ": ", indent: 2, desc: "JSON indented by 2, UTF-8"},
+	{tag: 'm', comma: ",", icomma: ", ", colon: ":", desc: `compact JSON but ", " between array items, UTF-8`},
+	{tag: 'n', comma: ",", icomma: ", ", colon: ":", ascii: true, desc: `compact JSON but ", " between array items, non-ASCII as \uXXXX`},
 	{tag: 'I', comma: ",", colon: ": ", indent: 4, ascii: true, desc: "JSON indented by 4, non-ASCII as \\uXXXX"},
 	{tag: 'K', comma: ",", colon: ": ", indent: 4, desc: "JSON indented by 4, UTF-8"},
 }
@@ -52,9 +55,13 @@ func appendStyled(dst []byte, v *trace.Value, st *style, depth int) []byte {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
+		comma := st.comma
+		if st.icomma != "" {
+			comma = st.icomma
+		}
 		for i := range v.Items {
 			if i > 0 {
-				dst = append(dst, st.comma...)
+				dst = append(dst, comma...)
 			}
 			dst = newline(dst, st, depth+1)
 			dst = appendStyled(dst, &v.Items[i], st, depth+1)
