@@ -184,6 +184,9 @@ func wellFormedDom(s string) bool {
 
 // nearest returns the name closest to s by edit distance when it is a likely typo.
 func nearest(s string, names []string) string {
+	if len(s) < 3 {
+		return "" // one- and two-letter keys are too close to everything to guess
+	}
 	best, bestD := "", 3
 	for _, n := range names {
 		d := editDistance(strings.ToLower(s), strings.ToLower(n))

@@ -1,8 +1,229 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
 
-// runAACP is not built yet; its issue's owner replaces this file.
+	"github.com/parleyhq/parley/aacp"
+	"github.com/parleyhq/parley/convention"
+)
+
+// aacpCommands is the table of `parley aacp` subcommands, in the order help lists them.
+func aacpCommands() []command {
+	return []command{
+		{"validate", "check packets against AACP v1.1 (section 7 and the security rules)", runAACPValidate},
+		{"encode", "build a packet from a JSON request", runAACPEncode},
+		{"decode", "explain a packet in plain English (advisory)", runAACPDecode},
+		{"quote", "render a packet as quoted data for an LLM prompt", runAACPQuote},
+	}
+}
+
 func runAACP(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "not built yet"}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		printAACPUsage(e.stdout)
+		if len(args) == 0 {
+			return usageErrorf("a subcommand is required")
+		}
+		return nil
+	}
+	for _, c := range aacpCommands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	return usageErrorf("unknown aacp subcommand %q (have: validate, encode, decode, quote)", args[0])
+}
+
+func printAACPUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: parley aacp <subcommand> [flags]
+
+AACP v1.1 packets: one line, TASK|DOM|key:value|…, for example
+  FETCH|HR|return:HR-Agent|p:1|aacp:1.1|res:emp_salary|period:2024-08|fmt:json
+
+Subcommands:
+`)
+	for _, c := range aacpCommands() {
+		fmt.Fprintf(w, "  %-8s  %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'parley aacp <subcommand> --help' for its flags and examples.\n")
+}
+
+const aacpValidateDescription = `
+Validate each input as one AACP v1.1 packet and print the findings like a compiler
+(FILE:LINE:COL: SEVERITY: MESSAGE [CODE], with an indented fix).
+
+Errors, per section 7: a missing or unknown TASK, a missing DOM, no non-empty return:, no
+aacp:, an empty slot or an unnamed field; per section 14: a value carrying credentials or
+personal data (pass a data_ptr: instead). Warnings: an unknown DOM (section 12 allows
+private domains), no p: or an odd one, a version other than 1.1, sentiment: without tone:,
+ltv: without ccy:, unknown field keys, spaces in values.
+
+--room adds what a room requires: a to: naming the addressees. --roster checks them.
+Exit status: 1 when any packet has an error, 0 otherwise, 2 for a usage error.`
+
+const aacpValidateExamples = `  parley aacp validate packet.txt
+  echo 'FETCH|HR|return:hr-bot|p:1|aacp:1.1|res:emp_salary' | parley aacp validate
+  parley aacp validate --room --roster lead,builder --json packet.txt`
+
+func runAACPValidate(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "aacp validate", "aacp validate [--room] [--roster seats] [--json] [FILE...|-]", aacpValidateDescription, aacpValidateExamples)
+	room := fs.Bool("room", false, "require to: (a packet posted into a room must name its addressees)")
+	rosterFlag := fs.String("roster", "", "comma-separated seats that to: may name (all is always allowed)")
+	asJSON := fs.Bool("json", false, "print a JSON array with one object per input")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	roster, err := parseRoster(*rosterFlag)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	var results []lintResult
+	failed := false
+	for _, f := range files {
+		text, err := readInput(e, f)
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		_, diags := aacp.Check(text, aacp.Options{RequireTo: *room, Roster: roster})
+		if diags == nil {
+			diags = []convention.Diagnostic{}
+		}
+		failed = failed || convention.HasError(diags)
+		results = append(results, lintResult{File: displayName(f), Format: "aacp", Diagnostics: diags})
+	}
+	if *asJSON {
+		if err := writeJSONIndent(e.stdout, results); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			writeDiagnostics(e.stdout, r.File, r.Diagnostics)
+		}
+	}
+	if failed {
+		return errSilentFailure
+	}
+	return nil
+}
+
+const aacpEncodeDescription = `
+Build a packet from a structured request: a JSON object whose "task" and "dom" fill the
+two positional slots and whose other members become named fields (a "fields" object is
+merged in). Strings with spaces are joined with '_', arrays comma-joined, objects written
+as name=value pairs; aacp:1.1 is added when absent. The field order is fixed (return, p,
+aacp, to, the core fields, the extended fields, then the rest by name), so the same request
+always gives the same packet.
+
+The packet goes to standard output; validation findings go to standard error. Exit status
+1 when the request cannot be encoded or the packet has a validation error.`
+
+const aacpEncodeExamples = `  echo '{"task":"FETCH","dom":"HR","return":"HR-Agent","p":1,"res":"emp_salary","period":"2024-08","filter":{"status":"active"},"fmt":"json"}' | parley aacp encode
+  parley aacp encode --room request.json`
+
+func runAACPEncode(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "aacp encode", "aacp encode [--room] [FILE|-]", aacpEncodeDescription, aacpEncodeExamples)
+	room := fs.Bool("room", false, "require to: in the request (a packet posted into a room must name its addressees)")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) > 1 {
+		return usageErrorf("encode takes one request, got %d files", len(files))
+	}
+	f := "-"
+	if len(files) == 1 {
+		f = files[0]
+	}
+	text, err := readInput(e, f)
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	p, err := aacp.Encode([]byte(text))
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	packet := p.String()
+	// Validate what was written, so that positions point into the packet as printed.
+	_, diags := aacp.Check(packet, aacp.Options{RequireTo: *room})
+	writeDiagnostics(e.stderr, "packet", diags)
+	if convention.HasError(diags) {
+		return errSilentFailure
+	}
+	_, err = fmt.Fprintln(e.stdout, packet)
+	return err
+}
+
+const aacpDecodeDescription = `
+Explain a packet in plain English, one statement per line: the action and its domain, the
+addressees, each field by name, where the result goes. The English is advisory (section 8):
+the packet itself is the record. Validation errors are printed to standard error, and the
+exit status is then 1, but the explanation is still printed.`
+
+const aacpDecodeExamples = `  parley aacp decode packet.txt
+  echo 'FETCH|HR|return:HR-Agent|p:1|aacp:1.1|res:emp_salary|period:2024-08' | parley aacp decode`
+
+func runAACPDecode(ctx context.Context, e *env, args []string) error {
+	return aacpShow(e, args, "decode", aacpDecodeDescription, aacpDecodeExamples, aacp.Decode)
+}
+
+const aacpQuoteDescription = `
+Render a packet for an LLM prompt as quoted data: one field per line, every value a JSON
+string with markup and invisible characters escaped, inside a block that tells the model the
+values are data, not instructions (section 14: packets are untrusted input).`
+
+const aacpQuoteExamples = `  parley aacp quote packet.txt >> prompt.txt`
+
+func runAACPQuote(ctx context.Context, e *env, args []string) error {
+	return aacpShow(e, args, "quote", aacpQuoteDescription, aacpQuoteExamples, aacp.Quote)
+}
+
+// aacpShow reads one packet, prints render(packet), and reports validation errors.
+func aacpShow(e *env, args []string, name, description, examples string, render func(*aacp.Packet) string) error {
+	fs := newFlags(e, "aacp "+name, "aacp "+name+" [FILE|-]", description, examples)
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) > 1 {
+		return usageErrorf("%s takes one packet, got %d files", name, len(files))
+	}
+	f := "-"
+	if len(files) == 1 {
+		f = files[0]
+	}
+	text, err := readInput(e, f)
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	if strings.TrimSpace(text) == "" {
+		return &exitError{code: 1, msg: displayName(f) + ": no packet"}
+	}
+	p, diags := aacp.Check(text, aacp.Options{})
+	var errs []convention.Diagnostic
+	for _, d := range diags {
+		if d.Severity == convention.SeverityError {
+			errs = append(errs, d)
+		}
+	}
+	writeDiagnostics(e.stderr, displayName(f), errs)
+	if _, err := io.WriteString(e.stdout, render(p)); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errSilentFailure
+	}
+	return nil
+}
+
+func displayName(f string) string {
+	if f == "-" {
+		return "<stdin>"
+	}
+	return f
 }

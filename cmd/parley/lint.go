@@ -1,8 +1,173 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 
-// runLint is not built yet; its issue's owner replaces this file.
+	"github.com/parleyhq/parley/aacp"
+	"github.com/parleyhq/parley/convention"
+)
+
+const lintDescription = `
+Check messages before you post them. Each input is one message; its format is detected:
+
+  convention  the first line is a header such as: v1 report limiter to lead n=9
+  aacp        an AACP v1.1 packet such as: REPORT|IT|return:builder|p:1|aacp:1.1|to:lead|…
+  json        a JSON document
+  text        anything else
+
+Errors mean the message is data and must not be acted on (a malformed header, no
+addressee, n= not matching the fact lines, evidence with no done above it, an addressee
+outside --roster; for AACP, what section 7 of the specification makes an error, sensitive
+data, and a missing to:, which a room requires). Warnings are what costs tokens or risks a
+misreading: extended ISO dates, random-looking ids, a done without evidence, an ask without
+a time, a decision phrased as already taken, and so on. JSON and plain text get one warning
+with what the same facts would cost as convention lines.
+
+Output is one line per finding, like a compiler:
+  FILE:LINE:COL: SEVERITY: MESSAGE [CODE]
+followed by an indented "fix:" line when a rewrite or a remedy exists. --json prints one
+array with an object per input: {"file", "format", "diagnostics": [{"line", "col",
+"severity", "code", "message", "fix"}]}.
+
+Reads standard input when no FILE is given or FILE is -. Exit status: 1 when any input has
+an error, 0 otherwise (warnings alone pass), 2 for a usage error or an unreadable file.`
+
+const lintExamples = `  parley lint message.txt
+  parley lint --roster lead,builder,yu p1.txt p2.txt
+  printf 'v1 report limiter to lead n=1\ndone#1 limiter built\n' | parley lint
+  parley lint --json packet.txt`
+
+// lintResult is one input's findings, as --json prints them.
+type lintResult struct {
+	File        string                  `json:"file"`
+	Format      string                  `json:"format"`
+	Diagnostics []convention.Diagnostic `json:"diagnostics"`
+}
+
+// The study measured convention messages at 414 tokens for the three-message thread against
+// 635 for the same facts in prose; a prose message's estimate uses that ratio.
+const studyConventionTokens, studyProseTokens = 414, 635
+
 func runLint(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "not built yet"}
+	fs := newFlags(e, "lint", "lint [--json] [--roster seats] [FILE...|-]", lintDescription, lintExamples)
+	asJSON := fs.Bool("json", false, "print a JSON array with one object per input")
+	rosterFlag := fs.String("roster", "", "comma-separated seats of the room: an addressee outside it is an error (all is always allowed)")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	roster, err := parseRoster(*rosterFlag)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	results := make([]lintResult, 0, len(files))
+	failed := false
+	for _, f := range files {
+		text, err := readInput(e, f)
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		r := lintOne(displayName(f), text, roster)
+		failed = failed || convention.HasError(r.Diagnostics)
+		results = append(results, r)
+	}
+	if *asJSON {
+		if err := writeJSONIndent(e.stdout, results); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			writeDiagnostics(e.stdout, r.File, r.Diagnostics)
+		}
+	}
+	if failed {
+		return errSilentFailure
+	}
+	return nil
+}
+
+// parseRoster reads --roster: nil when the flag is empty, so that addressees go unchecked.
+func parseRoster(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, seat := range strings.Split(s, ",") {
+		seat = strings.TrimSpace(seat)
+		if seat == "" {
+			return nil, usageErrorf("--roster %q has an empty seat name", s)
+		}
+		out = append(out, seat)
+	}
+	return out, nil
+}
+
+// lintOne detects the format of one message and checks it.
+func lintOne(name, text string, roster []string) lintResult {
+	r := lintResult{File: name, Diagnostics: []convention.Diagnostic{}}
+	trimmed := strings.TrimSpace(text)
+	switch {
+	case trimmed == "":
+		r.Format = "text"
+		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityError, Code: "empty",
+			Message: "the message is empty", Fix: "start with the header: v1 <intent> <topic> to <seat> n=<fact lines>"})
+	case convention.Looks(text):
+		r.Format = "convention"
+		_, diags := convention.Check(text, convention.Options{Roster: roster})
+		r.Diagnostics = append(r.Diagnostics, diags...)
+	case aacp.Looks(text):
+		r.Format = "aacp"
+		_, diags := aacp.Check(text, aacp.Options{RequireTo: true, Roster: roster})
+		r.Diagnostics = append(r.Diagnostics, diags...)
+	case (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")) && json.Valid([]byte(trimmed)):
+		r.Format = "json"
+		now := convention.Tokens(text)
+		msg := fmt.Sprintf("a JSON message (%d tokens): quotes, braces and repeated keys cost more than the facts; as a convention message, one fact per line, ", now)
+		if est, ok := convention.EstimateJSON([]byte(trimmed)); ok {
+			msg += fmt.Sprintf("the same values would cost about %d", convention.Tokens(est))
+		}
+		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
+			Message: msg, Fix: "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
+	default:
+		r.Format = "text"
+		now := convention.Tokens(text)
+		est := (now*studyConventionTokens + studyProseTokens/2) / studyProseTokens
+		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
+			Message: fmt.Sprintf("plain text (%d tokens): a convention message would carry the same facts in about %d (the study's convention messages cost 35%% less than its prose), and would say who must act and what is asked", now, est),
+			Fix:     "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
+	}
+	return r
+}
+
+// writeDiagnostics writes findings like a compiler, with each fix indented under its finding.
+func writeDiagnostics(w io.Writer, file string, diags []convention.Diagnostic) {
+	var b strings.Builder
+	for _, d := range diags {
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s [%s]\n", file, d.Line, d.Col, d.Severity, d.Message, d.Code)
+		if d.Fix != "" {
+			for i, line := range strings.Split(d.Fix, "\n") {
+				if i == 0 {
+					b.WriteString("    fix: " + line + "\n")
+				} else {
+					b.WriteString("         " + line + "\n")
+				}
+			}
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// writeJSONIndent prints v as indented JSON without HTML escaping (messages hold < and >).
+func writeJSONIndent(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
