@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -47,11 +49,15 @@ func Bridge(ctx context.Context, cfg BridgeConfig, transport sdk.Transport) erro
 		base = &http.Client{}
 	}
 	hc := *base
-	hc.Transport = &bearerTransport{token: cfg.Token, next: base.Transport}
+	bt := &bearerTransport{token: cfg.Token, next: base.Transport}
+	hc.Transport = bt
 	up := &upstream{endpoint: endpoint, http: &hc}
 
 	cs, err := up.session(ctx)
 	if err != nil {
+		if refusal := bt.refused(); refusal != "" {
+			return fmt.Errorf("the server at %s refused the token: %s", endpoint, refusal)
+		}
 		return err
 	}
 	if err := checkRoom(ctx, cs, cfg.Room); err != nil {
@@ -208,10 +214,15 @@ func bridgeError(err error) *sdk.CallToolResult {
 	}
 }
 
-// bearerTransport adds the seat's token to every request to the server.
+// bearerTransport adds the seat's token to every request to the server, and keeps the
+// server's words when it refuses the token or the request, which the SDK reduces to a status
+// text.
 type bearerTransport struct {
 	token string
 	next  http.RoundTripper
+
+	mu      sync.Mutex
+	refusal string
 }
 
 func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -221,5 +232,20 @@ func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return next.RoundTrip(r)
+	resp, err := next.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		t.mu.Lock()
+		t.refusal = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (t *bearerTransport) refused() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refusal
 }

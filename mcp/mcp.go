@@ -22,7 +22,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
-		"time"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/room"
 )
 
 // Version is what the server reports as its implementation version.
@@ -121,13 +122,20 @@ func (t *tools) toolError(tool string, err error) (*sdk.CallToolResult, any, err
 		return r, nil, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", e.Code, e.Message)
+	ds, _ := e.Fields["diagnostics"].([]parley.Diagnostic)
+	// One finding that the message already states is shown once, with its code.
+	single := len(ds) == 1 && strings.Contains(e.Message, ds[0].Message)
+	if single {
+		fmt.Fprintf(&b, "%s: %s [%s]\n", e.Code, e.Message, ds[0].Code)
+	} else {
+		fmt.Fprintf(&b, "%s: %s\n", e.Code, e.Message)
+	}
 	if e.Hint != "" {
 		fmt.Fprintf(&b, "hint: %s\n", e.Hint)
 	}
 	switch e.Code {
 	case parley.ECONFLICT:
-		if seq, ok := e.Fields["seq"]; ok {
+		if seq, ok := e.Fields["seq"]; ok && !strings.Contains(e.Message, fmt.Sprintf("#%v", seq)) {
 			fmt.Fprintf(&b, "original: #%v (not posted again)\n", seq)
 		}
 	case parley.ERATELIMIT:
@@ -135,7 +143,7 @@ func (t *tools) toolError(tool string, err error) (*sdk.CallToolResult, any, err
 			fmt.Fprintf(&b, "retry after %vs\n", s)
 		}
 	}
-	if ds, ok := e.Fields["diagnostics"].([]parley.Diagnostic); ok {
+	if !single {
 		writeDiagnostics(&b, ds)
 	}
 	r := result(strings.TrimRight(b.String(), "\n"))
@@ -186,7 +194,7 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 	if err != nil {
 		return t.toolError("read", err)
 	}
-	room := c.Seat.Room
+	rm := c.Seat.Room
 	sid := ""
 	if req.Session != nil {
 		sid = req.Session.ID()
@@ -199,12 +207,12 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		after = t.cursors[sid]
 		t.mu.Unlock()
 	}
-	hist, last, err := t.svc.History(ctx, c, room, after, readLimit)
+	hist, last, err := t.svc.History(ctx, c, rm, after, readLimit)
 	if err != nil {
 		return t.toolError("read", err)
 	}
 	if last == after && in.Wait > 0 {
-		hist, last, err = t.waitFor(ctx, c, room, after, min(in.Wait, maxWait))
+		hist, last, err = t.waitFor(ctx, c, rm, after, min(in.Wait, maxWait))
 		if err != nil {
 			return t.toolError("read", err)
 		}
@@ -214,7 +222,7 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		t.cursors[sid] = last
 		t.mu.Unlock()
 	}
-	ib, err := t.svc.Inbox(ctx, c, room)
+	ib, err := t.svc.Inbox(ctx, c, rm)
 	if err != nil {
 		return t.toolError("read", err)
 	}
@@ -222,35 +230,34 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 	if last == after {
 		fmt.Fprintf(&b, "no new messages after #%d\n", after)
 	} else {
+		// History ends each message with a blank line, which also separates it from the
+		// per-seat block below.
 		b.Write(hist)
-		if !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
-		}
 	}
 	// The per-seat block stays after the history so the history bytes are the same for every
 	// reader and a provider's prompt cache can keep them.
-	fmt.Fprintf(&b, "\n-- for %s: read up to #%d", c.Seat.Name, last)
+	fmt.Fprintf(&b, "-- for %s: read up to #%d", c.Seat.Name, last)
 	// Seqs are gapless, so a full page is exactly readLimit seqs long.
 	if last-after >= readLimit {
 		b.WriteString("; more: read again")
 	}
 	b.WriteString(" --\n")
-	b.WriteString(renderInbox(ib))
+	b.WriteString(room.RenderInbox(ib))
 	b.WriteString(dataNotice)
 	return result(b.String()), nil, nil
 }
 
 // waitFor blocks until the room has a message after `after`, the wait ends, or ctx ends.
-func (t *tools) waitFor(ctx context.Context, c *parley.Caller, room string, after int64, seconds int) ([]byte, int64, error) {
+func (t *tools) waitFor(ctx context.Context, c *parley.Caller, rm string, after int64, seconds int) ([]byte, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 	defer cancel()
-	ch, err := t.svc.Watch(ctx, c, room)
+	ch, err := t.svc.Watch(ctx, c, rm)
 	if err != nil {
 		return nil, after, err
 	}
 	for {
 		// Check after subscribing, so a post between the first read and Watch is not missed.
-		hist, last, err := t.svc.History(ctx, c, room, after, readLimit)
+		hist, last, err := t.svc.History(ctx, c, rm, after, readLimit)
 		if err != nil {
 			if ctx.Err() != nil && parley.ErrorCode(err) == parley.EINTERNAL {
 				return nil, after, nil
@@ -302,7 +309,7 @@ func (t *tools) inbox(ctx context.Context, req *sdk.CallToolRequest, _ noArgs) (
 	if err != nil {
 		return t.toolError("inbox", err)
 	}
-	return result(renderInbox(ib) + dataNotice), nil, nil
+	return result(room.RenderInbox(ib) + dataNotice), nil, nil
 }
 
 func (t *tools) state(ctx context.Context, req *sdk.CallToolRequest, in stateArgs) (*sdk.CallToolResult, any, error) {
@@ -317,7 +324,7 @@ func (t *tools) state(ctx context.Context, req *sdk.CallToolRequest, in stateArg
 	if err != nil {
 		return t.toolError("state", err)
 	}
-	return result(renderState(st) + dataNotice), nil, nil
+	return result(room.RenderState(st) + dataNotice), nil, nil
 }
 
 func (t *tools) lint(ctx context.Context, req *sdk.CallToolRequest, in lintArgs) (*sdk.CallToolResult, any, error) {

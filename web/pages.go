@@ -126,6 +126,13 @@ func (h *Handler) rooms(w http.ResponseWriter, r *http.Request, u *user) error {
 	return nil
 }
 
+// reader is the caller the UI reads history as, once roomView (or Watch) has checked that the
+// signed-in caller may see the room. The service counts a seat's history reads as model input
+// (read_tokens, and the prompt-cache projection, which follows each seat's read cursor); a
+// person paging through the transcript is neither, and reading as the seat, one message per
+// call, would falsify both.
+var reader = &parley.Caller{Admin: true}
+
 // roomView loads what every tab of a room shows: that the room exists and the caller may see
 // it, and the signed-in seat's inbox.
 func (h *Handler) roomView(r *http.Request, u *user, tab string) (*view, error) {
@@ -160,12 +167,12 @@ func (h *Handler) room(w http.ResponseWriter, r *http.Request, u *user) error {
 // loadTranscript fills v with the room's latest messages.
 func (h *Handler) loadTranscript(r *http.Request, u *user, v *view) error {
 	ctx := r.Context()
-	_, last, err := h.svc.History(ctx, u.caller, v.Room, 0, 0)
+	_, last, err := h.svc.History(ctx, reader, v.Room, 0, 0)
 	if err != nil {
 		return err
 	}
 	after := max(0, last-int64(h.opts.TranscriptLimit))
-	msgs, err := h.messages(ctx, u.caller, v.Room, after, last)
+	msgs, err := h.messages(ctx, v.Room, after, last)
 	if err != nil {
 		return err
 	}
@@ -240,7 +247,7 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request, u *user) error {
 
 // topics lists the topics named in the room's message headers, most recent first.
 func (h *Handler) topics(r *http.Request, u *user, room string) ([]string, error) {
-	msgs, err := h.messages(r.Context(), u.caller, room, 0, -1)
+	msgs, err := h.messages(r.Context(), room, 0, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -43,10 +43,12 @@ type line struct {
 // It reads them one at a time because only the service knows where one message's history
 // text ends: splitting a longer text on "#<seq>" lines would let a body that imitates a
 // header pass for another seat's message.
-func (h *Handler) messages(ctx context.Context, c *parley.Caller, room string, after, last int64) ([]*message, error) {
+//
+// Callers must have checked that the signed-in caller may see room: it reads as reader.
+func (h *Handler) messages(ctx context.Context, room string, after, last int64) ([]*message, error) {
 	var out []*message
 	for last < 0 || after < last {
-		chunk, seq, err := h.svc.History(ctx, c, room, after, 1)
+		chunk, seq, err := h.svc.History(ctx, reader, room, after, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +158,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	// Subscribe before reading, so a post between the read and the wait still wakes us.
+	// Watch as the signed-in caller also checks that it may see the room.
 	wake, err := h.svc.Watch(ctx, u.caller, room)
 	if err != nil {
 		http.Error(w, parley.ErrorMessage(err), statusOf[parley.ErrorCode(err)])
@@ -181,7 +184,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(h.opts.Heartbeat)
 	defer tick.Stop()
 	for {
-		msgs, err := h.messages(ctx, u.caller, room, cursor, -1)
+		msgs, err := h.messages(ctx, room, cursor, -1)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Error("web: event stream read", "room", room, "err", err)
