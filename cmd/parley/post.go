@@ -62,7 +62,7 @@ func runPost(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "posted #%d (%d tokens)\n", res.Seq, res.Tokens)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.stdout, "! %s\n", n)
+		fmt.Fprintln(e.stdout, n) // notes read as history shows them: "! ev#1 verified: …"
 	}
 	printDiagnostics(e, name, res.Warnings)
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,14 +129,11 @@ func printPolicy(e *env, p parley.Policy) {
 }
 
 func printIndented(e *env, raw []byte) error {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return err
+	var b bytes.Buffer
+	if err := json.Indent(&b, bytes.TrimSpace(raw), "", "  "); err != nil {
+		return fmt.Errorf("the server's answer is not JSON: %w", err)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(e.stdout, string(b))
+	b.WriteByte('\n')
+	_, err := e.stdout.Write(b.Bytes())
 	return err
 }

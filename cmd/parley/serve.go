@@ -280,4 +280,3 @@ func (g *adminGate) Authenticate(ctx context.Context, token string) (*parley.Cal
 	}
 	return g.RoomService.Authenticate(ctx, token)
 }
-
