@@ -46,3 +46,21 @@ func ExampleBarChart_WriteSVG() {
 	// <title>Tokens per fact</title>
 	// <desc>Horizontal bar chart of tokens per fact. convention: o200k_base 10.23, cl100k_base 10.41; JSON: o200k_base 22.03, cl100k_base 22.05.</desc>
 }
+
+func ExampleLineChart_WriteSVG() {
+	c := report.LineChart{
+		Title:  "Best full cost per optimisation cycle",
+		XLabel: "cycle",
+		YLabel: "tokens",
+		Step:   true,
+		Series: []report.Series{{Name: "train", Points: []report.Point{{X: 1, Y: 5120}, {X: 2, Y: 4870}, {X: 3, Y: 4611}}}},
+	}
+	var b strings.Builder
+	if err := c.WriteSVG(&b); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	fmt.Println(strings.Split(b.String(), "\n")[2])
+	// Output:
+	// <desc>Step chart of tokens against cycle. train: (1, 5120), (2, 4870), (3, 4611).</desc>
+}

@@ -43,3 +43,14 @@ func ExampleEncode() {
 	// options[2]: A,B
 	// approved: false
 }
+
+func ExampleEncodeOptions() {
+	v, _ := toon.ParseJSON([]byte(`{"opts":[{"id":"A","cost":"$0, exact"},{"id":"B","cost":"0 hops"}]}`))
+	// With the pipe delimiter a comma inside a value needs no quotes.
+	out, _ := toon.EncodeOptions(v, toon.Options{Delimiter: toon.Pipe})
+	fmt.Println(out)
+	// Output:
+	// opts[2|]{id|cost}:
+	//   A|$0, exact
+	//   B|0 hops
+}

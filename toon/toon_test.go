@@ -345,3 +345,21 @@ func checkInvariants(tb testing.TB, out string, indent int) {
 		prev = depth
 	}
 }
+
+func BenchmarkEncodeStudyMessage(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "study-p3.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := ParseJSON(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Encode(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

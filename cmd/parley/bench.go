@@ -28,7 +28,7 @@ func benchCommands() []command {
 
 // runBenchServer is the placeholder for `parley bench server`.
 func runBenchServer(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "bench server: not built yet"}
+	return &exitError{code: 1, msg: "server: not built yet"}
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -220,9 +220,10 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 		b.WriteString(t.Markdown())
 	}
 
-	fmt.Fprintf(&b, "\n## Grammar tax and break-even, %d readers\n\n", res.Readers)
-	fmt.Fprintf(&b, "Every seat holds the grammar: %d readers and the writer. Saving is per message and reader,\nagainst %s; break-even is the first message count at which the savings over %d readers\nhave paid the tax.\n\n",
-		res.Readers, labelOf(formats, res.Baseline), res.Readers)
+	readers := plural(res.Readers, "reader", "readers")
+	fmt.Fprintf(&b, "\n## Grammar tax and break-even, %s\n\n", readers)
+	fmt.Fprintf(&b, "Every seat holds the grammar: %s and the writer (tax = grammar x %d seats). Saving is\nper message and reader, against %s; break-even is the first message count at which\nthe savings over %s have paid the tax.\n\n",
+		readers, res.Readers+1, labelOf(formats, res.Baseline), readers)
 	gt := report.Table{
 		Header: []string{"format", "encoding", "a reader must also hold", "grammar", "tax", "mean/message", "saving/message", "break-even"},
 		Align:  []report.Align{report.Left, report.Left, report.Left, report.Right, report.Right, report.Right, report.Right, report.Left},
@@ -253,6 +254,13 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 	}
 	b.WriteString(ct.Markdown())
 	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // encodingOrder returns the encodings in the order the results first list them.
