@@ -2,7 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/pgtest"
@@ -38,3 +43,126 @@ func TestShared(t *testing.T) {
 		return MustOpen(t, dsn), MustOpen(t, dsn)
 	}, true)
 }
+
+// TestConcurrentOpen starts several stores on a new database at once: the advisory lock lets
+// one of them migrate and the others find the schema in place.
+func TestConcurrentOpen(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := postgres.Open(t.Context(), dsn)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	conn := mustConnect(t, dsn)
+	var n int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("schema_migrations rows = %d, %v, want 1", n, err)
+	}
+}
+
+func mustConnect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// TestListenerReconnect kills a store's listening connection: the store reconnects and wakes
+// its watchers with what was appended meanwhile, whose notification it missed.
+func TestListenerReconnect(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := MustOpen(t, dsn), MustOpen(t, dsn)
+	storetest.MustCreateRoom(t, a, "limiter")
+	ch := a.Watch(t.Context(), "limiter")
+	conn := mustConnect(t, dsn)
+
+	for i := range 3 {
+		var killed int
+		if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN parley_append' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
+			t.Fatalf("terminate listeners: %v", err)
+		}
+		if killed == 0 {
+			t.Fatalf("round %d: no listening connection found to terminate", i)
+		}
+		m := storetest.MustAppend(t, b, &parley.Append{Message: &parley.Message{Room: "limiter", Seat: "bob", Format: parley.FormatText, Body: fmt.Sprintf("while down %d", i)}})
+		waitFor(t, ch, m.Seq)
+		// Let both stores finish reconnecting before the next round, so that it kills both.
+		waitListeners(t, conn, 2)
+	}
+}
+
+func waitListeners(t *testing.T, conn *pgx.Conn, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN parley_append'`).Scan(&got); err != nil {
+			t.Fatalf("count listeners: %v", err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listening connections after 10s, want %d", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitFor(t *testing.T, ch <-chan int64, want int64) {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case got, ok := <-ch:
+			if !ok {
+				t.Fatalf("watch closed, waiting for %d", want)
+			}
+			if got >= want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("watch: no %d within 15s", want)
+		}
+	}
+}
+
+// TestCloseEndsWatch checks that Close closes the channels of watchers still waiting.
+func TestCloseEndsWatch(t *testing.T) {
+	s, err := postgres.Open(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	ch := s.Watch(context.Background(), "limiter")
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	select {
+	case _, ok := <-ch:
+		if ok {
+			t.Fatal("watch sent a value after Close")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch channel still open after Close")
+	}
+}
+
+func BenchmarkAppend(b *testing.B)   { storetest.BenchAppend(b, MustOpen(b, pgtest.DSN(b))) }
+func BenchmarkMessages(b *testing.B) { storetest.BenchMessages(b, MustOpen(b, pgtest.DSN(b))) }

@@ -348,7 +348,9 @@ type querier interface {
 }
 
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
-// after since (when set) or are among its last n (when n > 0), or 0.
+// after since (when set) or are among its last n (when n > 0), or 0. For the last n, the inner
+// query walks n entries of the (room, seat, seq) index to find the nth-last seq; the index on
+// (room, seat, hash, seq) then finds the repeats from there on.
 func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
 	if len(hash) == 0 || (since.IsZero() && n <= 0) {
 		return 0, nil
@@ -361,10 +363,9 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	err := q.QueryRow(ctx, `SELECT greatest(
 			(SELECT max(seq) FROM messages
 				WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4),
-			(SELECT max(seq) FROM (
-				SELECT seq, hash FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT $5
-			) last WHERE hash = $3),
-			0)`, room, seat, hash, sinceArg, max(n, 0)).Scan(&found)
+			(SELECT max(seq) FROM messages WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash = $3 AND seq >= coalesce(
+				(SELECT seq FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT 1 OFFSET greatest($5 - 1, 0)), 0)),
+			0)`, room, seat, hash, sinceArg, int64(max(n, 0))).Scan(&found)
 	return found, err
 }
 

@@ -38,8 +38,9 @@ var _ parley.Store = (*Store)(nil)
 // Store is a parley.Store on one SQLite database file.
 type Store struct {
 	path   string
-	write  *sql.DB // one connection; transactions BEGIN IMMEDIATE
-	read   *sql.DB // a pool of query_only connections
+	write  *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read   *sql.DB    // a pool of query_only connections
+	w, r   *stmtCache // prepared statements of write and read
 	watch  *hub
 	closed chan struct{}
 }
@@ -86,6 +87,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	s.read = read
+	s.w, s.r = newStmtCache(write), newStmtCache(read)
+	for _, q := range appendQueries {
+		if _, err := s.w.get(ctx, q); err != nil {
+			s.w.close()
+			read.Close()
+			write.Close()
+			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
@@ -98,6 +108,8 @@ func (s *Store) Close() error {
 	}
 	close(s.closed)
 	s.watch.closeAll()
+	s.w.close()
+	s.r.close()
 	err := errors.Join(s.read.Close(), s.write.Close())
 	if err != nil {
 		return fmt.Errorf("close sqlite %s: %w", s.path, err)

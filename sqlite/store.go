@@ -17,7 +17,7 @@ func (s *Store) CreateRoom(ctx context.Context, r *parley.Room) error {
 	if err != nil {
 		return fmt.Errorf("create room: %w", err)
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO rooms (name, policy, created_at) VALUES (?, ?, ?)`,
+	_, err = s.w.exec(ctx, `INSERT INTO rooms (name, policy, created_at) VALUES (?, ?, ?)`,
 		r.Name, string(policy), toMicros(r.CreatedAt))
 	if isUnique(err) {
 		return parley.Errorf(parley.ECONFLICT, "room %q already exists", r.Name).
@@ -49,7 +49,7 @@ func scanRoom(row interface{ Scan(...any) error }) (*parley.Room, error) {
 
 // Room returns one room. ENOTFOUND.
 func (s *Store) Room(ctx context.Context, name string) (*parley.Room, error) {
-	r, err := scanRoom(s.read.QueryRowContext(ctx, `SELECT `+roomColumns+` FROM rooms WHERE name = ?`, name))
+	r, err := scanRoom(s.r.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, roomNotFound(name)
 	}
@@ -61,7 +61,7 @@ func (s *Store) Room(ctx context.Context, name string) (*parley.Room, error) {
 
 // Rooms lists every room by name.
 func (s *Store) Rooms(ctx context.Context) ([]*parley.Room, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+roomColumns+` FROM rooms ORDER BY name`)
+	rows, err := s.r.query(ctx, `SELECT `+roomColumns+` FROM rooms ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("rooms: %w", err)
 	}
@@ -86,7 +86,7 @@ func (s *Store) UpdatePolicy(ctx context.Context, room string, p parley.Policy) 
 	if err != nil {
 		return fmt.Errorf("update policy: %w", err)
 	}
-	res, err := s.write.ExecContext(ctx, `UPDATE rooms SET policy = ? WHERE name = ?`, string(policy), room)
+	res, err := s.w.exec(ctx, `UPDATE rooms SET policy = ? WHERE name = ?`, string(policy), room)
 	if err != nil {
 		return fmt.Errorf("update policy: %w", err)
 	}
@@ -113,7 +113,7 @@ func (s *Store) CreateSeat(ctx context.Context, st *parley.Seat) error {
 	if st.RevokedAt != nil {
 		revoked = nullMicros(*st.RevokedAt)
 	}
-	_, err := s.write.ExecContext(ctx, `INSERT INTO seats (room, name, role, token_hash, created_at, revoked_at)
+	_, err := s.w.exec(ctx, `INSERT INTO seats (room, name, role, token_hash, created_at, revoked_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		st.Room, st.Name, string(st.Role), nullBytes(st.TokenHash), toMicros(st.CreatedAt), revoked)
 	switch {
@@ -159,7 +159,7 @@ func seatNotFound(room, name string) error {
 
 // Seat returns one seat, revoked or not. ENOTFOUND.
 func (s *Store) Seat(ctx context.Context, room, name string) (*parley.Seat, error) {
-	st, err := scanSeat(s.read.QueryRowContext(ctx,
+	st, err := scanSeat(s.r.queryRow(ctx,
 		`SELECT `+seatColumns+` FROM seats WHERE room = ? AND name = ?`, room, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, seatNotFound(room, name)
@@ -175,7 +175,7 @@ func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, err
 	if len(hash) == 0 {
 		return nil, parley.Errorf(parley.ENOTFOUND, "no seat has this token")
 	}
-	st, err := scanSeat(s.read.QueryRowContext(ctx,
+	st, err := scanSeat(s.r.queryRow(ctx,
 		`SELECT `+seatColumns+` FROM seats WHERE token_hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, parley.Errorf(parley.ENOTFOUND, "no seat has this token")
@@ -188,7 +188,7 @@ func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, err
 
 // Seats lists a room's seats by name, revoked ones included.
 func (s *Store) Seats(ctx context.Context, room string) ([]*parley.Seat, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+seatColumns+` FROM seats WHERE room = ? ORDER BY name`, room)
+	rows, err := s.r.query(ctx, `SELECT `+seatColumns+` FROM seats WHERE room = ? ORDER BY name`, room)
 	if err != nil {
 		return nil, fmt.Errorf("seats: %w", err)
 	}
@@ -209,7 +209,7 @@ func (s *Store) Seats(ctx context.Context, room string) ([]*parley.Seat, error) 
 
 // RevokeSeat marks a seat revoked at t. ENOTFOUND.
 func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE seats SET revoked_at = ? WHERE room = ? AND name = ?`,
+	res, err := s.w.exec(ctx, `UPDATE seats SET revoked_at = ? WHERE room = ? AND name = ?`,
 		toMicros(t), room, name)
 	if err != nil {
 		return fmt.Errorf("revoke seat: %w", err)
@@ -224,7 +224,7 @@ func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) 
 
 // SetSeatToken replaces a seat's token hash. ENOTFOUND.
 func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE seats SET token_hash = ? WHERE room = ? AND name = ?`,
+	res, err := s.w.exec(ctx, `UPDATE seats SET token_hash = ? WHERE room = ? AND name = ?`,
 		nullBytes(hash), room, name)
 	if isUnique(err) {
 		return parley.Errorf(parley.ECONFLICT, "token already belongs to another seat")
@@ -239,6 +239,31 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 	}
 	return nil
 }
+
+// The statements of Append, prepared by Open.
+const (
+	qLastSeq    = `SELECT last_seq FROM rooms WHERE name = ?`
+	qByKey      = `SELECT ` + messageColumns + ` FROM messages WHERE room = ? AND seat = ? AND idempotency_key = ?`
+	qSetLastSeq = `UPDATE rooms SET last_seq = ? WHERE name = ?`
+	qLapse      = `UPDATE asks SET state = ?, closed_by = ? WHERE room = ? AND seq = ? AND line = ? AND state = ?`
+	qAnswer     = `UPDATE asks SET state = ?, closed_by = ?
+		WHERE room = ? AND seq = ? AND state = ? AND (to_seat = ? OR to_seat = 'all')`
+	qInsertMessage = `INSERT INTO messages
+		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertAsk = `INSERT INTO asks (room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// The seat's messages with this hash after a time: the index on (room, seat, hash, seq)
+	// finds the few candidates.
+	qDupWindow = `SELECT max(seq) FROM messages WHERE room = ? AND seat = ? AND hash = ? AND time > ?`
+	// The seat's messages with this hash among its last N: the inner query walks N entries of
+	// the (room, seat, seq) index to find the Nth-last seq, the outer one looks the hash up
+	// from there on. Neither reads a table row.
+	qDupLast = `SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?4 AND seq >= coalesce(
+		(SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT 1 OFFSET ?3), 0)`
+)
+
+var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDupWindow, qDupLast}
 
 // Append stores a post and updates asks in one IMMEDIATE transaction: the write lock is held
 // from the first statement, so the seq read from rooms.last_seq cannot be taken by anyone else.
@@ -255,9 +280,10 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	defer tx.Rollback()
+	t := txStmts{s.w, tx}
 
 	var last int64
-	err = tx.QueryRowContext(ctx, `SELECT last_seq FROM rooms WHERE name = ?`, m.Room).Scan(&last)
+	err = t.queryRow(ctx, qLastSeq, m.Room).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, roomNotFound(m.Room)
 	}
@@ -266,8 +292,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	}
 
 	if m.IdempotencyKey != "" {
-		orig, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
-			WHERE room = ? AND seat = ? AND idempotency_key = ?`, m.Room, m.Seat, m.IdempotencyKey))
+		orig, err := scanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
 		switch {
 		case err == nil:
 			return orig, parley.ErrReplay
@@ -276,7 +301,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		}
 	}
 
-	if orig, err := duplicate(ctx, tx, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
+	if orig, err := duplicate(ctx, t, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
 		return nil, fmt.Errorf("append: dedup: %w", err)
 	} else if orig != 0 {
 		return nil, duplicateError(orig)
@@ -284,8 +309,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 
 	seq := last + 1
 	if a.Lapses != nil {
-		res, err := tx.ExecContext(ctx, `UPDATE asks SET state = ?, closed_by = ?
-			WHERE room = ? AND seq = ? AND line = ? AND state = ?`,
+		res, err := t.exec(ctx, qLapse,
 			parley.AskLapsed, seq, m.Room, a.Lapses.Seq, a.Lapses.Line, parley.AskOpen)
 		if err != nil {
 			return nil, fmt.Errorf("append: lapse ask: %w", err)
@@ -297,7 +321,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		}
 	}
 
-	if _, err := tx.ExecContext(ctx, `UPDATE rooms SET last_seq = ? WHERE name = ?`, seq, m.Room); err != nil {
+	if _, err := t.exec(ctx, qSetLastSeq, seq, m.Room); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	notes, err := marshalNotes(m.Notes)
@@ -308,9 +332,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	if m.IdempotencyKey != "" {
 		key = m.IdempotencyKey
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages
-		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := t.exec(ctx, qInsertMessage,
 		m.Room, seq, m.Seat, toMicros(m.Time), m.Format, m.Topic, m.Intent, m.Re, []byte(m.Body),
 		m.Tokens, nullBytes(m.Hash), notes, key); err != nil {
 		return nil, fmt.Errorf("append: insert message: %w", err)
@@ -321,9 +343,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		if ask.From == "" {
 			ask.From = m.Seat
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO asks
-			(room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := t.exec(ctx, qInsertAsk,
 			ask.Room, ask.Seq, ask.Line, ask.From, ask.To, ask.Topic, ask.Text, nullMicros(ask.Due),
 			ask.Default, ask.Decider, ask.State); err != nil {
 			if isUnique(err) {
@@ -334,8 +354,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	}
 
 	for _, answered := range a.Answers {
-		if _, err := tx.ExecContext(ctx, `UPDATE asks SET state = ?, closed_by = ?
-			WHERE room = ? AND seq = ? AND state = ? AND (to_seat = ? OR to_seat = 'all')`,
+		if _, err := t.exec(ctx, qAnswer,
 			parley.AskAnswered, seq, m.Room, answered, parley.AskOpen, m.Seat); err != nil {
 			return nil, fmt.Errorf("append: answer asks of #%d: %w", answered, err)
 		}
@@ -372,9 +391,9 @@ func marshalNotes(notes []string) (string, error) {
 	return string(b), nil
 }
 
-// querier is what both *sql.DB and *sql.Tx offer.
+// querier is what both stmtCache and txStmts offer.
 type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	queryRow(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
@@ -386,18 +405,14 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	var found int64
 	if !since.IsZero() {
 		var seq sql.NullInt64
-		if err := q.QueryRowContext(ctx, `SELECT max(seq) FROM messages
-			WHERE room = ? AND seat = ? AND hash = ? AND time > ?`,
-			room, seat, hash, toMicros(since)).Scan(&seq); err != nil {
+		if err := q.queryRow(ctx, qDupWindow, room, seat, hash, toMicros(since)).Scan(&seq); err != nil {
 			return 0, err
 		}
 		found = seq.Int64
 	}
 	if n > 0 {
 		var seq sql.NullInt64
-		if err := q.QueryRowContext(ctx, `SELECT max(seq) FROM (
-				SELECT seq, hash FROM messages WHERE room = ? AND seat = ? ORDER BY seq DESC LIMIT ?
-			) WHERE hash = ?`, room, seat, n, hash).Scan(&seq); err != nil {
+		if err := q.queryRow(ctx, qDupLast, room, seat, n-1, hash).Scan(&seq); err != nil {
 			return 0, err
 		}
 		found = max(found, seq.Int64)
@@ -438,7 +453,7 @@ func (s *Store) Messages(ctx context.Context, room string, after int64, limit in
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+	rows, err := s.r.query(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE room = ? AND seq > ? ORDER BY seq LIMIT ?`, room, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
@@ -460,7 +475,7 @@ func (s *Store) Messages(ctx context.Context, room string, after int64, limit in
 
 // Message returns one message. ENOTFOUND.
 func (s *Store) Message(ctx context.Context, room string, seq int64) (*parley.Message, error) {
-	m, err := scanMessage(s.read.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
+	m, err := scanMessage(s.r.queryRow(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE room = ? AND seq = ?`, room, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, parley.Errorf(parley.ENOTFOUND, "message #%d not found in room %q", seq, room)
@@ -474,7 +489,7 @@ func (s *Store) Message(ctx context.Context, room string, seq int64) (*parley.Me
 // LastSeq returns the room's highest seq, 0 when empty. ENOTFOUND for the room.
 func (s *Store) LastSeq(ctx context.Context, room string) (int64, error) {
 	var last int64
-	err := s.read.QueryRowContext(ctx, `SELECT last_seq FROM rooms WHERE name = ?`, room).Scan(&last)
+	err := s.r.queryRow(ctx, `SELECT last_seq FROM rooms WHERE name = ?`, room).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, roomNotFound(room)
 	}
@@ -486,7 +501,7 @@ func (s *Store) LastSeq(ctx context.Context, room string) (int64, error) {
 
 // ByIdempotencyKey returns the message a seat posted with key. ENOTFOUND.
 func (s *Store) ByIdempotencyKey(ctx context.Context, room, seat, key string) (*parley.Message, error) {
-	m, err := scanMessage(s.read.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
+	m, err := scanMessage(s.r.queryRow(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE room = ? AND seat = ? AND idempotency_key = ?`, room, seat, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, parley.Errorf(parley.ENOTFOUND, "no message of seat %q with this Idempotency-Key", seat)
@@ -500,7 +515,7 @@ func (s *Store) ByIdempotencyKey(ctx context.Context, room, seat, key string) (*
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since
 // or among its last n messages, or 0.
 func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
-	seq, err := duplicate(ctx, s.read, room, seat, hash, since, n)
+	seq, err := duplicate(ctx, s.r, room, seat, hash, since, n)
 	if err != nil {
 		return 0, fmt.Errorf("duplicate: %w", err)
 	}
@@ -529,7 +544,7 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 
 // Asks returns the room's asks in the given state ("" for all), by seq and line.
 func (s *Store) Asks(ctx context.Context, room, state string) ([]*parley.Ask, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+askColumns+` FROM asks
+	rows, err := s.r.query(ctx, `SELECT `+askColumns+` FROM asks
 		WHERE room = ? AND (? = '' OR state = ?) ORDER BY seq, line`, room, state, state)
 	if err != nil {
 		return nil, fmt.Errorf("asks: %w", err)
@@ -543,7 +558,7 @@ func (s *Store) Asks(ctx context.Context, room, state string) ([]*parley.Ask, er
 
 // DueAsks returns open asks, in every room, whose Due is set and not after t, earliest first.
 func (s *Store) DueAsks(ctx context.Context, t time.Time) ([]*parley.Ask, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+askColumns+` FROM asks
+	rows, err := s.r.query(ctx, `SELECT `+askColumns+` FROM asks
 		WHERE state = 'open' AND due IS NOT NULL AND due <= ? ORDER BY due, room, seq, line`, toMicros(t))
 	if err != nil {
 		return nil, fmt.Errorf("due asks: %w", err)
@@ -558,7 +573,7 @@ func (s *Store) DueAsks(ctx context.Context, t time.Time) ([]*parley.Ask, error)
 // NextDue returns the earliest Due of any open ask, or the zero time.
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	var due sql.NullInt64
-	if err := s.read.QueryRowContext(ctx,
+	if err := s.r.queryRow(ctx,
 		`SELECT min(due) FROM asks WHERE state = 'open' AND due IS NOT NULL`).Scan(&due); err != nil {
 		return time.Time{}, fmt.Errorf("next due: %w", err)
 	}
@@ -567,7 +582,7 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 
 // CreateRun stores a run record. ENOTFOUND for the room; ECONFLICT if the id exists.
 func (s *Store) CreateRun(ctx context.Context, r *parley.Run) error {
-	_, err := s.write.ExecContext(ctx, `INSERT INTO runs (room, id, commit_sha, passed, failed, seat, time)
+	_, err := s.w.exec(ctx, `INSERT INTO runs (room, id, commit_sha, passed, failed, seat, time)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Room, r.ID, r.Commit, r.Passed, r.Failed, r.Seat, toMicros(r.Time))
 	switch {
 	case isForeignKey(err):
@@ -587,7 +602,7 @@ func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 		r  parley.Run
 		at int64
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT room, id, commit_sha, passed, failed, seat, time
+	err := s.r.queryRow(ctx, `SELECT room, id, commit_sha, passed, failed, seat, time
 		FROM runs WHERE room = ? AND id = ?`, room, id).
 		Scan(&r.Room, &r.ID, &r.Commit, &r.Passed, &r.Failed, &r.Seat, &at)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -602,7 +617,7 @@ func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 
 // AddStat adds delta to a per-room, per-seat counter. ENOTFOUND for the room.
 func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64) error {
-	_, err := s.write.ExecContext(ctx, `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
+	_, err := s.w.exec(ctx, `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
 		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`, room, seat, key, delta)
 	if isForeignKey(err) {
 		return roomNotFound(room)
@@ -615,7 +630,7 @@ func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64
 
 // Stats returns every counter of a room as seat -> key -> value.
 func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]int64, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT seat, key, value FROM stats WHERE room = ?`, room)
+	rows, err := s.r.query(ctx, `SELECT seat, key, value FROM stats WHERE room = ?`, room)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}

@@ -5,6 +5,9 @@ import (
 	"sync"
 )
 
+// This file is kept identical in sqlite/ and postgres/ (but for the package name): the two
+// stores share no package of their own.
+
 // hub fans a room's new last seq out to the channels that Watch returned. A watcher's channel
 // holds one value; a send replaces an unread value instead of blocking, and a value is only
 // sent when it is higher than the last one sent, so a reader never sees the seq go back.
@@ -72,6 +75,17 @@ func (h *hub) publish(room string, seq int64) {
 			w.ch <- seq
 		}
 	}
+}
+
+// watched returns the rooms that have watchers.
+func (h *hub) watched() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rooms := make([]string, 0, len(h.rooms))
+	for room := range h.rooms {
+		rooms = append(rooms, room)
+	}
+	return rooms
 }
 
 // closeAll closes every watcher channel; later subscriptions get a closed channel.

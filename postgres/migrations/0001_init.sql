@@ -42,7 +42,7 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_idempotency ON messages (room, seat, idempotency_key)
 	WHERE idempotency_key IS NOT NULL;
 -- Dedup looks up a seat's messages by hash (window) and by recency (last N).
-CREATE INDEX messages_seat_hash ON messages (room, seat, hash);
+CREATE INDEX messages_seat_hash ON messages (room, seat, hash, seq);
 CREATE INDEX messages_seat_seq ON messages (room, seat, seq);
 
 CREATE TABLE asks (

@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// stmtCache prepares each query once per *sql.DB. SQLite spends more time parsing the short
+// statements of an append than running them; database/sql then keeps the prepared statement
+// per connection, and Tx.StmtContext reuses the writer connection's own.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex // guards m
+	m  map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
+
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+// lookup returns the statement if it has been prepared, without preparing it.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query]
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
+
+// queryRow runs a single-row query with the cached statement; if preparing fails it runs the
+// query unprepared, so that the error surfaces from Scan like any other.
+func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return c.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (c *stmtCache) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// txStmts runs statements inside one transaction of the cache's (writer) database, prepared
+// ones where Open prepared them. It never prepares: that would need a second connection of a
+// database that has one, held by this very transaction.
+type txStmts struct {
+	c  *stmtCache
+	tx *sql.Tx
+}
+
+func (t txStmts) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.c.lookup(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (t txStmts) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.c.lookup(query); st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
