@@ -129,6 +129,7 @@ func (r *reader) schemaLine() (trace.Value, error) {
 	}
 	var got [nSlots]field
 	var present [nSlots]bool
+	var values, extra []trace.Member
 	order := slotOrder(code)
 	idx := 0
 	for r.pos < len(r.s) {
@@ -145,7 +146,7 @@ func (r *reader) schemaLine() (trace.Value, error) {
 			if v.Kind != trace.Object {
 				return rec, r.errorf("the extra field must be an object")
 			}
-			rec.Members = append(rec.Members, v.Members...)
+			extra = v.Members
 			idx++
 			if r.pos < len(r.s) {
 				return rec, r.errorf("unexpected text after the extra field")
@@ -176,7 +177,7 @@ func (r *reader) schemaLine() (trace.Value, error) {
 		if err != nil {
 			return rec, err
 		}
-		rec.Members = append(rec.Members, trace.Member{Key: slotNames[s], Value: v})
+		values = append(values, trace.Member{Key: slotNames[s], Value: v})
 	}
 	// Empty string slots take their defaults.
 	for s := slotFrom; s <= slotText; s++ {
@@ -199,6 +200,9 @@ func (r *reader) schemaLine() (trace.Value, error) {
 			rec.Members = append(rec.Members, trace.Member{Key: slotNames[s], Value: trace.StringValue(got[s].s)})
 		}
 	}
+	// Slots hold the first occurrence of a name; extra holds later duplicates.
+	rec.Members = append(rec.Members, values...)
+	rec.Members = append(rec.Members, extra...)
 	st.lastFrom[kindKey] = got[slotFrom]
 	st.lastTo[kindKey] = got[slotTo]
 	st.prevTool = got[slotTool]

@@ -331,7 +331,7 @@ func (e *Encoder) rawString(dst []byte, s string) []byte {
 		return append(dst, `""`...)
 	}
 	switch s[0] {
-	case '~', '$', '%', '"', '\\':
+	case '~', '$', '%', '"':
 		dst = append(dst, '\\')
 		e.feat.RawEscapes = true
 	}

@@ -104,7 +104,7 @@ func TestSyntheticDeterministic(t *testing.T) {
 func TestCorpusAdapters(t *testing.T) {
 	for _, tc := range []struct {
 		adapter, dir string
-		minSessions int
+		minSessions  int
 	}{
 		{"toolbench", "toolbench", 16},
 		{"openai", "openai", 100},

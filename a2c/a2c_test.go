@@ -1,0 +1,364 @@
+package a2c
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/trace"
+)
+
+const corpus = "../../shared/corpus"
+
+func mustCounter(tb testing.TB) Counter {
+	tb.Helper()
+	enc, err := bpe.Get("cl100k_base")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return enc
+}
+
+// configs are the option mixes every round-trip test runs: each mechanism alone, all
+// together, with and without a tokenizer, and with a dictionary.
+func configs(tb testing.TB) map[string]Options {
+	c := mustCounter(tb)
+	all := Default(c)
+	noTok := Default(nil)
+	tiny := Default(c)
+	tiny.MinSplice, tiny.MinValueLen = 1, 1
+	dict := Default(c)
+	dict.Dictionary = &Dictionary{Text: `{"kind":"tool_call","from":"assistant"}` + "\nb|c«d\\x"}
+	return map[string]Options{
+		"canonical": {},
+		"schema":    {Schema: true},
+		"bare":      {Bare: true},
+		"embedded":  {Embedded: true},
+		"refs":      {ValueRefs: true, MinValueLen: 1},
+		"splices":   {Splices: true, MinSplice: 1},
+		"all":       all,
+		"notok":     noTok,
+		"tiny":      tiny,
+		"dict":      dict,
+		"full":      {Schema: true, Bare: true, Embedded: true, ValueRefs: true, Splices: true, FullInstructions: true},
+	}
+}
+
+func parse(tb testing.TB, s string) trace.Value {
+	tb.Helper()
+	v, err := trace.ParseJSON([]byte(s))
+	if err != nil {
+		tb.Fatalf("%s: %v", s, err)
+	}
+	return v
+}
+
+// roundTrip checks decode(encode(recs)) gives the same canonical JSON for every record.
+func roundTrip(tb testing.TB, name string, recs []trace.Value, opt Options) *Encoded {
+	tb.Helper()
+	enc, err := EncodeSession("id|with\nodd «chars»", recs, opt)
+	if err != nil {
+		tb.Fatalf("%s: encode: %v", name, err)
+	}
+	p := enc.Payload()
+	if !isPrintableText(p) {
+		tb.Fatalf("%s: payload is not printable UTF-8 text: %q", name, p)
+	}
+	id, got, err := DecodeSession(p, opt.Dictionary)
+	if err != nil {
+		tb.Fatalf("%s: decode: %v\npayload:\n%s", name, err, p)
+	}
+	if id != "id|with\nodd «chars»" {
+		tb.Fatalf("%s: id = %q", name, id)
+	}
+	if len(got) != len(recs) {
+		tb.Fatalf("%s: %d records back, want %d", name, len(got), len(recs))
+	}
+	for i := range recs {
+		want, have := trace.Canonical(&recs[i]), trace.Canonical(&got[i])
+		if !bytes.Equal(want, have) {
+			tb.Fatalf("%s: record %d differs\nwant %s\ngot  %s\npayload:\n%s", name, i, want, have, p)
+		}
+	}
+	return enc
+}
+
+func isPrintableText(s string) bool {
+	for _, r := range s {
+		if r == '\uFFFD' && !strings.Contains(s, "\uFFFD") {
+			return false
+		}
+		if (r < 0x20 && r != '\n') || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+var adversarial = []string{
+	`{"kind":"message","text":"a|b|c ~ $1 %p{} «1.2» «« » \\ \"q\" \u0000 \u001f \t\n\r\b\f","from":"~","to":"$0"}`,
+	`{"kind":"tool_call","args":"{\"a\": 1, \"b\": [1000.0, -0, 1e400, 12345678901234567890]}","tool":"%j","call_id":"\\"}`,
+	`{"kind":"tool_result","result":{"":"","x":[],"y":{},"z":[[]],"n":null,"t":true,"f":false},"text":""}`,
+	`{"kind":"final","meta":{"true":"true","false":"null","null":"-1","1":"1e5","$k":"%x","~":"~","a:b":"c,d","sp ":" sp"}}`,
+	`{"kind":"weird|kind","from":"x"}`,
+	`{"kind":"c","text":"m"}`,
+	`{"from":"no kind","kind":1,"text":{"not":"a string"},"extra":[1,2,3],"kind":"message"}`,
+	`{"kind":"status","meta":{"ключ":"значение","日本":"語","emoji":"😀 \ud83d\ude00 lone \ud800 \udfff","sep":"\u2028\u2029"}}`,
+	`{"kind":"tool_result","result":"[{\"name\":\"ACT\",\"x\":0.5}, {\"name\":\"AFL\"}]","text":"{\n  \"return_type\": \"give_answer\",\n  \"final_answer\": \"Calédonie\"\n}"}`,
+	`{"kind":"tool_result","result":"{\"a\": \"\\u00e9\\n\", \"b\": {\"c\": [1, 2]}}","text":"{\"a\":\"é\"}"}`,
+	`{"kind":"tool_result","result":"{\"a\": 1,  \"b\": 2}","text":"{ }"}`,
+	`{"kind":"message","text":"same same same same same same same same same same same same","meta":{"q":"same same same same same same same same same same same same"}}`,
+	`{"kind":"message","text":"$0","args":"$0","result":["$0","%p","~"]}`,
+	`{"kind":"message","from":"","to":"","tool":"","call_id":"","text":""}`,
+	`{}`,
+	`{"kind":"message","kind":"message","from":"a","from":"b"}`,
+	`{"meta":1,"args":"1","result":-0.0e+0}`,
+}
+
+func adversarialRecords(tb testing.TB) []trace.Value {
+	var recs []trace.Value
+	for _, s := range adversarial {
+		recs = append(recs, parse(tb, s))
+	}
+	deep := strings.Repeat(`{"a":[`, 300) + `"x"` + strings.Repeat(`]}`, 300)
+	recs = append(recs, parse(tb, `{"kind":"artifact","result":`+deep+`}`))
+	deepStr := strings.ReplaceAll(deep, `"`, `\"`)
+	recs = append(recs, parse(tb, `{"kind":"artifact","result":"`+deepStr+`"}`))
+	big := strings.Repeat("0123456789abcdef «»|~$%\\", 1<<20/24)
+	bv := trace.Value{Kind: trace.Object, Members: []trace.Member{
+		{Key: "kind", Value: trace.StringValue("artifact")},
+		{Key: "text", Value: trace.StringValue(big)},
+	}}
+	recs = append(recs, bv)
+	return recs
+}
+
+func TestAdversarialRoundTrip(t *testing.T) {
+	recs := adversarialRecords(t)
+	for name, opt := range configs(t) {
+		t.Run(name, func(t *testing.T) {
+			roundTrip(t, name, recs, opt)
+			// Each record alone too: defaults and references start from nothing.
+			for i := range recs[:len(adversarial)] {
+				roundTrip(t, name, recs[i:i+1], opt)
+			}
+		})
+	}
+}
+
+func TestEmbeddedDetection(t *testing.T) {
+	tests := []struct {
+		in  string
+		tag byte
+	}{
+		{`{"a":1,"b":"é"}`, 'j'},
+		{`{"a":1,"b":"\u00e9"}`, 'a'},
+		{`{"a": 1, "b": [true, null]}`, 'p'},
+		{`{"a": "é"}`, 'u'},
+		{"{\n  \"a\": [\n    1\n  ]\n}", 'i'},
+		{`[{"a":1}, {"a":2}]`, 'm'},
+		{`{"a":1, "b":2}`, 0}, // mixed member separators: not a style
+		{`{"a":1}x`, 0},
+		{`{"a":1.0}`, 'j'},
+	}
+	for _, tt := range tests {
+		v := parse(t, `"`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(tt.in)+`"`)
+		_, st, ok := detectEmbedded(v.Str, nil)
+		switch {
+		case tt.tag == 0 && ok:
+			t.Errorf("%q detected as %c", tt.in, st.tag)
+		case tt.tag != 0 && (!ok || st.tag != tt.tag):
+			t.Errorf("%q: want style %c, got ok=%v", tt.in, tt.tag, ok)
+		}
+	}
+}
+
+func loadCorpus(t *testing.T, adapter, dir string) []trace.Session {
+	t.Helper()
+	p := filepath.Join(corpus, dir)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
+	}
+	ss, err := trace.Load(context.Background(), adapter, p, trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
+// TestCorpusRoundTrip is the byte-exact round trip on every record of the shared corpus.
+func TestCorpusRoundTrip(t *testing.T) {
+	c := mustCounter(t)
+	for _, src := range [][2]string{{"toolbench", "toolbench"}, {"openai", "openai"}, {"swe-agent", "swe-agent"}} {
+		t.Run(src[0], func(t *testing.T) {
+			ss := loadCorpus(t, src[0], src[1])
+			for _, opt := range []Options{Default(c), {Schema: true, Embedded: true}} {
+				for i := range ss {
+					recs := RecordValues(&ss[i])
+					if _, bad, err := Verify(ss[i].ID, recs, opt); err != nil || bad != 0 {
+						t.Fatalf("%s: %d records differ (%v)", ss[i].ID, bad, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSyntheticRoundTrip(t *testing.T) {
+	c := mustCounter(t)
+	for _, s := range trace.Synthetic(11, 20) {
+		roundTrip(t, s.ID, RecordValues(&s), Default(c))
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	c := mustCounter(t)
+	recs := RecordValues(&trace.Synthetic(5, 1)[0])
+	a, _ := EncodeSession("x", recs, Default(c))
+	b, _ := EncodeSession("x", recs, Default(c))
+	if a.Payload() != b.Payload() || a.Instructions != b.Instructions {
+		t.Fatal("the same session encoded twice gave different payloads")
+	}
+}
+
+// TestSavesTokens guards the headline mechanisms: on synthetic handoffs the default
+// configuration must beat canonical JSON after paying for its instructions.
+func TestSavesTokens(t *testing.T) {
+	c := mustCounter(t)
+	res, err := Measure(context.Background(), Inputs(trace.Synthetic(2, 10)), Default(c), c, "cl100k_base", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Lossless || res.Saving < 0.25 || res.FullCostTokens != res.PayloadTokens+res.InstructionTokens+res.DictionaryTokens {
+		t.Fatalf("lossless=%v saving=%.3f full=%d", res.Lossless, res.Saving, res.FullCostTokens)
+	}
+	base, err := Measure(context.Background(), Inputs(trace.Synthetic(2, 10)), Options{}, c, "cl100k_base", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Canonical lines cost what raw costs, plus the header and the instructions.
+	if base.PayloadTokens-base.RawTokens > 6*base.Sessions {
+		t.Fatalf("canonical payload %d tokens against raw %d", base.PayloadTokens, base.RawTokens)
+	}
+}
+
+func TestInstructionsDescribeOnlyUsedFeatures(t *testing.T) {
+	recs := []trace.Value{parse(t, `{"kind":"message","text":"hi"}`)}
+	enc, _ := EncodeSession("", recs, Options{Schema: true})
+	for _, word := range []string{"«", "$k", "%X", "tool_call"} {
+		if strings.Contains(enc.Instructions, word) {
+			t.Errorf("instructions mention %q for a session that does not use it: %s", word, enc.Instructions)
+		}
+	}
+	full := Instructions(Features{}, true)
+	for _, word := range []string{"«", "$k", "%X", "tool_call", "dictionary"} {
+		if !strings.Contains(full, word) {
+			t.Errorf("full instructions miss %q", word)
+		}
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, p := range []string{
+		"nope\n",
+		"a2c/1\nq|x\n",
+		"a2c/1\nm|a|b|c|d|e|{unterminated\n",
+		"a2c/1\nm||||$7\n",
+		"a2c/1\nm|«99.3»\n",
+		"a2c/1\nm|«1.»\n",
+		"a2c/1\nm|||||%z{}\n",
+		"a2c/1\nm||||||[1,]\n",
+		"a2c/1\nm|\\q\n",
+		"a2c/1+d\nm\n",
+	} {
+		if _, _, err := DecodeSession(p, nil); err == nil {
+			t.Errorf("DecodeSession(%q) succeeded, want an error", p)
+		}
+	}
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	// Seeds: the adversarial records, one per input, and a few malformed ones.
+	for _, s := range adversarial {
+		f.Add(s, true)
+	}
+	f.Add(`{"kind":"tool_call","args":"{\"q\": \"x\"}"}`, false)
+	f.Add(`{"a":"«««»»»"}`, true)
+	c := mustCounter(f)
+	f.Fuzz(func(t *testing.T, in string, schema bool) {
+		v, err := trace.ParseJSON([]byte(in))
+		if err != nil || v.Kind != trace.Object {
+			return
+		}
+		opt := Default(c)
+		opt.Schema = schema
+		opt.MinSplice = 4
+		// Twice the record: the second copy exercises references and splices.
+		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add("a2c/1\nm|a|b||x|{k:v}\n")
+	f.Add("a2c/1\nr||||«3.2»|$0\n")
+	f.Fuzz(func(t *testing.T, p string) {
+		// Hostile payloads must fail cleanly, never panic.
+		DecodeSession(p, nil)
+	})
+}
+
+func benchSessions(b *testing.B) ([]Input, int) {
+	ss := trace.Synthetic(9, 30)
+	if p := filepath.Join(corpus, "openai"); dirExists(p) {
+		if real, err := trace.Load(context.Background(), "openai", p, trace.LoadOptions{}); err == nil {
+			ss = real[:20]
+		}
+	}
+	in := Inputs(ss)
+	n := 0
+	for _, s := range in {
+		for i := range s.Records {
+			n += len(trace.Canonical(&s.Records[i]))
+		}
+	}
+	return in, n
+}
+
+func dirExists(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+
+func BenchmarkEncode(b *testing.B) {
+	in, n := benchSessions(b)
+	opt := Default(mustCounter(b))
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range in {
+			if _, err := EncodeSession("", s.Records, opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	in, n := benchSessions(b)
+	opt := Default(mustCounter(b))
+	var payloads []string
+	for _, s := range in {
+		e, _ := EncodeSession("", s.Records, opt)
+		payloads = append(payloads, e.Payload())
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range payloads {
+			if _, _, err := DecodeSession(p, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

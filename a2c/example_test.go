@@ -1,0 +1,35 @@
+package a2c_test
+
+import (
+	"fmt"
+
+	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/trace"
+)
+
+func ExampleEncodeSession() {
+	args := trace.StringValue(`{"city": "Paris", "days": 3}`)
+	s := trace.Session{Records: []trace.Record{
+		{Kind: trace.KindToolCall, From: "planner", To: "tool", Tool: "weather", CallID: "c1", Args: &args},
+		{Kind: trace.KindToolResult, From: "tool", To: "planner", Tool: "weather", CallID: "c1", Text: "sunny"},
+	}}
+	enc, err := a2c.EncodeSession("demo", a2c.RecordValues(&s), a2c.Default(nil))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(enc.Payload())
+	// Output:
+	// a2c/1 demo
+	// c|planner|tool|weather|c1||%p{city:Paris,days:3}
+	// r|tool|$0|||sunny
+}
+
+func ExampleDecodeSession() {
+	id, recs, err := a2c.DecodeSession("a2c/1 demo\nm|user|assistant|||hello\n", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(id, string(trace.Canonical(&recs[0])))
+	// Output:
+	// demo {"from":"user","kind":"message","text":"hello","to":"assistant"}
+}
