@@ -230,7 +230,8 @@ func (l *linter) ids(ln Line) {
 	for i, w := range words {
 		if i > 0 {
 			prev := strings.ToLower(strings.Trim(words[i-1].s, ":#"))
-			if prev == "commit" || prev == "sha" || prev == "run" || prev == "pr" || prev == "issue" || prev == "ticket" {
+			switch prev {
+			case "commit", "sha", "run", "pr", "issue", "ticket", "branch", "tag", "image", "model", "version":
 				continue
 			}
 		}
@@ -275,8 +276,11 @@ func idCost(w string) (string, bool) {
 			return "", false
 		}
 	}
-	if _, ok := ParseTime(w); ok || unitRe.MatchString(w) || isNumber(w) {
-		return "", false
+	if unitRe.MatchString(w) || isNumber(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
+		return "", false // numbers with units and dates have their own rules
+	}
+	if IsHexSHA(w) {
+		return "", false // a commit name is what it is; no word can replace it
 	}
 	lower := strings.ToLower(w)
 	for _, p := range productPrefix {
@@ -292,8 +296,6 @@ func idCost(w string) (string, bool) {
 	random := false
 	switch {
 	case uuidRe.MatchString(w):
-		random = true
-	case hasDigit && hasLetter && IsHexSHA(w):
 		random = true
 	default:
 		for _, seg := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' }) {
@@ -319,6 +321,9 @@ var (
 	httpStatus = map[string]bool{"200": true, "201": true, "202": true, "204": true, "301": true, "302": true, "304": true, "307": true, "308": true, "400": true, "401": true, "403": true, "404": true, "405": true, "409": true, "410": true, "413": true, "415": true, "422": true, "429": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 	stopwords  = map[string]bool{"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "at": true, "by": true, "for": true, "with": true, "from": true, "is": true, "are": true, "was": true, "were": true, "be": true, "if": true, "then": true, "than": true, "when": true, "but": true, "as": true, "it": true, "into": true, "about": true, "around": true, "approx": true, "approximately": true, "up": true, "over": true, "under": true, "only": true, "just": true, "all": true, "still": true, "now": true, "so": true, "vs": true, "&": true, "→": true, "=": true, "-": true}
 )
+
+// bridge words sit between a label and its number: limit to 100, replicas at 3.
+var bridge = map[string]bool{"to": true, "at": true, "of": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
 
 func isNumber(s string) bool { return numberRe.MatchString(s) }
 
@@ -351,7 +356,14 @@ func (l *linter) bareNumbers(ln Line) {
 				// A modality word is not a label: `req 60` says what must happen, not what 60 is.
 			case isWord(prev) && !stopwords[prev]:
 				ok = true
+			case bridge[prev] && i >= 2 && !strings.HasSuffix(rawTokenBefore(ln.Raw, all[i-1].col), ",") &&
+				isWord(strings.ToLower(all[i-2].s)) && !stopwords[strings.ToLower(all[i-2].s)] && !(i == 2 && ln.Reserved):
+				// `limit to 100`, `replicas at 3`: the word before the preposition labels it.
+				ok = true
 			}
+		}
+		if !ok && i+2 < len(all) && (strings.ToLower(all[i+1].s) == "of" || all[i+1].s == "/") && isNumber(all[i+2].s) {
+			ok = true // 3 of 5: a count of a count, labelled by what follows
 		}
 		if !ok && i+1 < len(all) {
 			next := strings.ToLower(all[i+1].s)
@@ -426,9 +438,8 @@ func (l *linter) pairs() {
 			}
 			if prev, dup := byKey[ln.Key]; dup {
 				l.warn(ln.Num, ln.Col(), "duplicate-key", "done#"+ln.Key+" is used twice (first on line "+strconv.Itoa(prev.line.Num)+"): evidence cannot say which one it proves", "")
-				continue
 			}
-			byKey[ln.Key] = d
+			byKey[ln.Key] = d // an ev#k below pairs with the nearest done#k above it
 		case "ev":
 			kind, _, _ := ParseEvidence(ln.Text)
 			if kind == "" {
@@ -525,7 +536,9 @@ var (
 	decidedRe = regexp.MustCompile(`(?i)(^|[^\w-])([\p{L}][\w.-]*)(\s*\([^)]*\))?\s+(decides|decided|has decided|have decided|will decide|chose|chooses|has chosen|have chosen|approved|approves|has approved|signed off|picked|has picked|settled on|went with|goes with|is going with|are going with)\b`)
 	// "decision: A", "decided B", "approved", "final: A" as the first word.
 	decidedWords = map[string]bool{"decision": true, "decided": true, "chosen": true, "approved": true, "agreed": true, "final": true, "verdict": true, "resolved": true, "settled": true, "resolution": true, "outcome-decided": true}
-	conditional  = map[string]bool{"if": true, "once": true, "when": true, "until": true, "after": true, "before": true, "unless": true, "whether": true, "who": true, "whoever": true, "nobody": true, "no-one": true, "noone": true, "whichever": true, "till": true}
+	// An ask that asks for a choice, as opposed to an ask for information.
+	choiceRe    = regexp.MustCompile(`(?i)\b(decide|decision|choose|choice|pick|select|approve|approval|sign off|go/no-go|accept|decline|or)\b`)
+	conditional = map[string]bool{"if": true, "once": true, "when": true, "until": true, "after": true, "before": true, "unless": true, "whether": true, "who": true, "whoever": true, "nobody": true, "no-one": true, "noone": true, "whichever": true, "till": true}
 )
 
 // decisions warns on lines that read as a decision already taken in a message that only asks
@@ -542,13 +555,15 @@ func (l *linter) decisions() {
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
 		case "ask":
-			hasAsk, asksForOne = true, true
-			if t, ok := ln.Time(); ok {
+			hasAsk = true
+			asksForOne = asksForOne || choiceRe.MatchString(ln.Text)
+			if t, ok := ln.Time(); ok && askTime == "" {
 				askTime = FormatTime(t)
 			}
 		case "opt":
 			asksForOne = true
 		case "decider":
+			asksForOne = true
 			decider = ln.Text
 		}
 	}

@@ -1,6 +1,7 @@
 package convention
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -329,6 +330,21 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 		if s == "to" || s == "re" || isNToken(s) {
 			break
 		}
+		if s == "to:" || s == "To" || s == "TO" || strings.HasPrefix(s, "to:") || strings.HasPrefix(s, "to=") {
+			// `to: lead`, `to=lead`: the addressing is there, written another way.
+			rest := strings.TrimLeft(s[2:], ":=")
+			fixed := "to " + rest
+			if rest == "" {
+				fixed = "to"
+			}
+			p.broken = true
+			errAt(toks[i].col, "header", "addressees follow the word to and a space, not "+quote(s), replaceAt(raw, toks[i].col, s, fixed))
+			toks[i].s = "to"
+			if rest != "" {
+				toks = slices.Insert(toks, i+1, tok{rest, toks[i].col + len(s) - len(rest)})
+			}
+			break
+		}
 		words = append(words, toks[i])
 	}
 	hasTo := false
@@ -490,7 +506,7 @@ func looseN(ts []tok) (int, bool) {
 		b.WriteString(t.s)
 	}
 	s := strings.TrimLeft(b.String(), "nN")
-	s = strings.TrimLeft(s, "=:")
+	s = strings.TrimRight(strings.TrimLeft(s, "=:"), ".,;")
 	k, err := strconv.Atoi(s)
 	return k, err == nil && k >= 0
 }
