@@ -60,6 +60,7 @@ var funcs = template.FuncMap{
 		return m
 	},
 	"join": strings.Join,
+	"has":  strings.Contains,
 	"iso":  func(t time.Time) string { return t.UTC().Format("20060102T1504Z") },
 	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
 	"num": func(n any) string {

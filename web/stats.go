@@ -34,11 +34,11 @@ type bar struct {
 }
 
 const (
-	chartWidth  = 640
-	chartLabelW = 140
-	barHeight   = 22
+	chartWidth  = 560
+	chartLabelW = 120
+	barHeight   = 24
 	barGap      = 10
-	valueRoom   = 110 // room right of the longest bar for its number
+	valueRoom   = 120 // room right of the longest bar for its number
 )
 
 // layout places bars for values (in the given order) scaled to the largest.

@@ -19,6 +19,7 @@ type message struct {
 	Seat     string
 	Time     string // as history writes it
 	DateTime string // RFC 3339 for <time datetime>, "" when the time did not parse
+	Shown    string // the time for people: 30 Nov 09:33:48 UTC
 	Tokens   int    // -1 when unknown
 
 	Convention bool
@@ -72,7 +73,10 @@ func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
 	m := &message{Seq: seq, Tokens: -1}
 	if f := strings.Fields(head); len(f) >= 3 && f[0] == "#"+strconv.FormatInt(seq, 10) {
 		m.Seat, m.Time = f[1], f[2]
-		m.DateTime = datetime(f[2])
+		if t, ok := parseTime(f[2]); ok {
+			m.DateTime = t.Format(time.RFC3339)
+			m.Shown = t.Format("2 Jan 15:04:05 UTC")
+		}
 	}
 	lines := strings.Split(rest, "\n")
 	// The server's notes are the trailing "! " lines; they are not part of the body.
@@ -110,14 +114,14 @@ func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
 	return m
 }
 
-// datetime turns the times history may carry into RFC 3339.
-func datetime(s string) string {
+// parseTime reads the times history may carry.
+func parseTime(s string) (time.Time, bool) {
 	for _, layout := range []string{"20060102T150405Z", "20060102T1504Z", time.RFC3339Nano} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC().Format(time.RFC3339)
+			return t.UTC(), true
 		}
 	}
-	return ""
+	return time.Time{}, false
 }
 
 // tokenCounter counts with o200k_base, as the server does; nil if the tokenizer is missing.

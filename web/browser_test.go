@@ -1,0 +1,226 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parleyhq/parley/web"
+)
+
+// chromium finds Debian's headless-capable Chromium, or skips (fails under
+// PARLEY_TEST_REQUIRE_ALL=1) with how to get it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("PARLEY_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	msg := "no chromium: install it (apt-get install -y chromium) or set PARLEY_TEST_CHROMIUM to run the browser tests"
+	if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// newBrowser starts a fresh headless Chromium with its own profile and returns a tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	// The first Run starts the browser; it must not carry a timeout (see chromedp.Run).
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// artifact writes b under $PARLEY_TEST_ARTIFACTS (or the test's temp dir) and logs where.
+func artifact(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("artifact: %s", p)
+	return p
+}
+
+// seedRoom posts a short, realistic exchange that uses most modalities.
+func seedRoom(t *testing.T, f *fixture) {
+	t.Helper()
+	f.post(t, "lead", `v1 request limiter to builder n=7
+req rate limit POST /api/search: 60 req/min per API key
+req 429 with Retry-After when exceeded
+req tests for the limiter and the 429 path
+deadline 20301219T1200Z
+must-not push to main
+ask accept or decline, 20301217T1800Z
+default silence past the ask time→reassign to ops
+`)
+	f.post(t, "builder", `v1 answer limiter to lead re 1 n=2
+outcome accepted
+eta 20301218T1200Z
+`)
+	f.post(t, "builder", `v1 propose limiter to yu n=8
+ask how to store rate-limit counters, 20301218T0900Z
+opt/A Redis sliding window: exact, +1 hop per request
+opt/B in-memory token bucket: no hop, inexact across instances
+rec A
+risk A Redis outage fails the endpoint closed
+mit fail open with a logged warning when Redis is down
+decider yu
+default silence past the ask time→A with the fail-open
+`)
+	f.post(t, "builder", `v1 report limiter to lead n=4
+done#1 sliding window in lib/rate-limit.go
+ev#1 commit 3f9a2c1
+claim 12 unit tests pass
+todo wire the 429 path into the handler
+`)
+	// Reads and a refused repeat, so the stats page has something to draw: lead reads the
+	// history twice from the start (the second read is a cache hit), builder once.
+	for _, seat := range []string{"lead", "lead", "builder"} {
+		c, err := f.svc.Authenticate(t.Context(), f.tokens[seat])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.svc.History(t.Context(), c, "limiter", 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := f.svc.Authenticate(t.Context(), f.tokens["builder"])
+	if _, err := f.svc.Post(t.Context(), c, "limiter", []byte("v1 answer limiter to lead re 1 n=2\noutcome accepted\neta 20301218T1200Z\n"), ""); err == nil {
+		t.Fatal("a repeat was stored")
+	}
+}
+
+// TestBrowserLiveTranscript signs in through the form in a real Chromium, reads the
+// transcript, and sees a message posted meanwhile appear without a reload.
+func TestBrowserLiveTranscript(t *testing.T) {
+	ctx := newBrowser(t)
+	f := newFixture(t, web.Options{})
+	seedRoom(t, f)
+
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	step("sign in",
+		chromedp.Navigate(f.url+"/rooms/limiter"),
+		chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", f.tokens["yu"]),
+		chromedp.Submit("#token"),
+		chromedp.WaitVisible("#m4"),
+	)
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); strings.Contains(loc, f.tokens["yu"]) || !strings.HasSuffix(loc, "/rooms/limiter") {
+		t.Errorf("after sign-in the browser is at %q", loc)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text("#m1"))
+	if err != nil || !strings.Contains(text, "must-not") || !strings.Contains(text, "push to main") {
+		t.Errorf("message #1 reads %q (%v)", text, err)
+	}
+	// Wait until the script has the stream open, then post from outside the browser.
+	{
+		pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		if _, err := chromedp.Run(pctx, chromedp.Poll[bool](`document.getElementById("live-status").classList.contains("on")`)); err != nil {
+			t.Fatalf("the live stream did not open: %v", err)
+		}
+		cancel()
+	}
+	f.post(t, "yu", `v1 decide limiter to builder re 3 n=3
+outcome A: Redis sliding window with the fail-open
+reason correctness across instances beats 3ms
+rec keep the bypass behind a flag
+`)
+	step("live message", chromedp.WaitVisible("#m5"))
+	text, err = chromedp.Run(ctx, chromedp.Text("#m5"))
+	if err != nil || !strings.Contains(text, "Redis sliding window") {
+		t.Errorf("live message reads %q (%v)", text, err)
+	}
+	// No reload happened: the page still shows the script's status, which a fresh load resets.
+	if status, _ := chromedp.Run(ctx, chromedp.Text("#live-status")); !strings.HasPrefix(status, "Live") {
+		t.Errorf("status %q: the page reloaded or the stream closed", status)
+	}
+
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact(t, "parley-room.png", png)
+	// A copy where the lead looks for it.
+	if err := os.WriteFile("/tmp/parley-room.png", png, 0o644); err != nil {
+		t.Logf("copy to /tmp: %v", err)
+	}
+
+	// Keyboard: the first Tab lands on the skip link, which is visible when focused.
+	step("skip link",
+		chromedp.KeyEvent("\t"),
+	)
+	focused, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.className + ":" + (document.activeElement.getBoundingClientRect().top >= 0)`))
+	if focused != "skip:true" {
+		t.Errorf("first Tab focuses %q, want the visible skip link", focused)
+	}
+
+	for _, p := range []struct{ path, wait, name string }{
+		{"/rooms/limiter/state", "#st-limiter", "parley-state.png"},
+		{"/rooms/limiter/stats", "#c-posted", "parley-stats.png"},
+	} {
+		step(p.path, chromedp.Navigate(f.url+p.path), chromedp.WaitVisible(p.wait))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		artifact(t, p.name, png)
+		if os.Getenv("PARLEY_TEST_ARTIFACTS") == "" {
+			os.WriteFile("/tmp/"+p.name, png, 0o644)
+		}
+	}
+}
