@@ -11,7 +11,8 @@
 // one, except under PARLEY_TEST_REQUIRE_ALL=1 (as in CI), where it fails.
 //
 // The private server stops when the test binary exits, even when it is killed: the server
-// process gets the kernel's parent-death signal. Main also stops it and removes its files.
+// process gets the kernel's parent-death signal. Main also removes its files; the files of a
+// killed binary are removed by the next start, ten minutes on.
 package pgtest
 
 import (
@@ -191,9 +192,32 @@ type server struct {
 	stop func()
 }
 
+// tempPrefix names the temp dirs of private servers.
+const tempPrefix = "parley-pgtest-"
+
+// removeStale removes the temp dirs that killed test binaries left behind: their server has
+// stopped (no postmaster.pid, or its process is gone) and they are older than any start.
+func removeStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, dir := range dirs {
+		fi, err := os.Stat(dir)
+		if err != nil || time.Since(fi.ModTime()) < 10*time.Minute {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid")); err == nil {
+			line, _, _ := strings.Cut(string(b), "\n")
+			if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue // still running
+			}
+		}
+		os.RemoveAll(dir)
+	}
+}
+
 // start runs initdb and postgres from bin in a new temp dir.
 func start(bin string) (*server, error) {
-	dir, err := os.MkdirTemp("", "parley-pgtest-")
+	removeStale()
+	dir, err := os.MkdirTemp("", tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
