@@ -92,7 +92,7 @@ func isPrintableText(s string) bool {
 		if r == '\uFFFD' && !strings.Contains(s, "\uFFFD") {
 			return false
 		}
-		if (r < 0x20 && r != '\n') || r == 0x7f {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r < 0xA0) {
 			return false
 		}
 	}

@@ -363,7 +363,7 @@ func appendEscaped(dst []byte, s string, q byte) []byte {
 				dst = append(dst, '\\', 'b')
 			case c == '\f':
 				dst = append(dst, '\\', 'f')
-			case c < 0x20:
+			case c < 0x20 || c == 0x7f:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			default:
 				dst = append(dst, c)
@@ -380,7 +380,7 @@ func appendEscaped(dst []byte, s string, q byte) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			dst = append(dst, "\uFFFD"...)
-		case r == '\u2028' || r == '\u2029':
+		case r == '\u2028' || r == '\u2029' || r < 0xA0: // and the C1 controls: the payload stays printable
 			dst = appendU4(dst, r)
 		default:
 			dst = append(dst, s[i:i+n]...)
@@ -482,7 +482,7 @@ func bareKey(k string) bool {
 				return false
 			}
 			r, n := utf8.DecodeRuneInString(k[i:])
-			if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+			if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' || r < 0xA0 {
 				return false
 			}
 		}

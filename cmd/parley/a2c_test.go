@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestA2CNormalizeEncodeDecode(t *testing.T) {
+	code, norm, errs := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic", "--seed", "4", "--sessions", "3")
+	if code != 0 || strings.Count(norm, "\n") != 3 {
+		t.Fatalf("normalize: code %d, %d lines, stderr %q", code, strings.Count(norm, "\n"), errs)
+	}
+	code, payload, errs := runParley(t, norm, "a2c", "encode")
+	if code != 0 || strings.Count(payload, "a2c/1 synthetic/4/") != 3 {
+		t.Fatalf("encode: code %d, stderr %q, payload:\n%s", code, errs, payload)
+	}
+	code, back, errs := runParley(t, payload, "a2c", "decode")
+	if code != 0 || back != norm {
+		t.Fatalf("decode: code %d, stderr %q; decode(encode(x)) != x", code, errs)
+	}
+}
+
+func TestA2CEncodeRecordLines(t *testing.T) {
+	in := `{"kind":"message","text":"hi"}` + "\n" + `{"weird":[1.50,"x"]}` + "\n"
+	code, payload, _ := runParley(t, in, "a2c", "encode")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	code, back, _ := runParley(t, payload, "a2c", "decode")
+	want := `{"id":"stdin","records":[{"kind":"message","text":"hi"},{"weird":[1.50,"x"]}]}` + "\n"
+	if code != 0 || back != want {
+		t.Fatalf("got %q, want %q", back, want)
+	}
+}
+
+func TestA2CVerifyAndBenchmarkSynthetic(t *testing.T) {
+	code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", "synthetic", "--sessions", "5")
+	if code != 0 || !strings.Contains(out, "differing 0") {
+		t.Fatalf("verify: code %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = runParley(t, "", "a2c", "benchmark", "--adapter", "synthetic", "--sessions", "5", "--json")
+	if code != 0 {
+		t.Fatalf("benchmark: code %d, stderr %q", code, errs)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"encoding", "sessions", "handoffs", "raw_tokens", "payload_tokens", "instruction_tokens",
+		"dictionary_tokens", "full_cost_tokens", "saving", "median_break_even", "never_break_even", "lossless", "baselines"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("benchmark --json lacks %q", k)
+		}
+	}
+	full := res["payload_tokens"].(float64) + res["instruction_tokens"].(float64) + res["dictionary_tokens"].(float64)
+	if full != res["full_cost_tokens"].(float64) || res["lossless"] != true {
+		t.Fatalf("full cost %v != parts %v, lossless %v", res["full_cost_tokens"], full, res["lossless"])
+	}
+	bl := res["baselines"].(map[string]any)
+	for _, k := range []string{"minified_json", "pretty_json", "toon"} {
+		if _, ok := bl[k]; !ok {
+			t.Errorf("no %s baseline", k)
+		}
+	}
+	code, out, _ = runParley(t, "", "a2c", "benchmark", "--adapter", "synthetic", "--sessions", "5")
+	if code != 0 || !strings.Contains(out, "full cost") || !strings.Contains(out, "median break-even") {
+		t.Fatalf("table: code %d\n%s", code, out)
+	}
+}
+
+func TestA2CTrainAndDict(t *testing.T) {
+	dict := filepath.Join(t.TempDir(), "d.txt")
+	code, _, errs := runParley(t, "", "a2c", "train", "--adapter", "synthetic", "--seed", "1", "--sessions", "10", "--output", dict)
+	if code != 0 {
+		t.Fatalf("train: %d %s", code, errs)
+	}
+	if b, err := os.ReadFile(dict); err != nil || len(b) == 0 {
+		t.Fatalf("dictionary file: %v", err)
+	}
+	code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", "synthetic", "--seed", "2", "--sessions", "5", "--dict", dict)
+	if code != 0 || !strings.Contains(out, "differing 0") {
+		t.Fatalf("verify --dict: %d %q %q", code, out, errs)
+	}
+}
+
+func TestA2CUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"a2c"},
+		{"a2c", "frobnicate"},
+		{"a2c", "verify"},
+		{"a2c", "verify", "--adapter", "toolbench"},
+		{"a2c", "benchmark", "--adapter", "nope", "--source", "x"},
+		{"a2c", "benchmark", "--adapter", "synthetic", "--encoding", "p50k"},
+	} {
+		if code, _, _ := runParley(t, "", args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if code, out, _ := runParley(t, "", "a2c", "benchmark", "--help"); code != 0 || !strings.Contains(out, "Break-even") {
+		t.Errorf("--help: %d %q", code, out)
+	}
+	if code, _, _ := runParley(t, "garbage\n", "a2c", "decode"); code != 1 {
+		t.Errorf("decode garbage: exit %d, want 1", code)
+	}
+}
+
+// TestA2CVerifyCorpus runs the command on every shared corpus source.
+func TestA2CVerifyCorpus(t *testing.T) {
+	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
+		dir := filepath.Join("..", "..", "..", "shared", "corpus", a)
+		if _, err := os.Stat(dir); err != nil {
+			t.Skipf("shared corpus not present at %s: %v", dir, err)
+		}
+		code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", a, "--source", dir)
+		if code != 0 || !strings.Contains(out, "differing 0") {
+			t.Errorf("%s: code %d %q %q", a, code, out, errs)
+		}
+	}
+}
