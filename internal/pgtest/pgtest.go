@@ -55,7 +55,8 @@ var (
 	errSrv  error   // set when starting the private server failed
 )
 
-// DSN returns the DSN of a new, empty database on the test server, dropped with tb.Cleanup.
+// DSN returns the DSN of a new, empty database on the test server, dropped with tb.Cleanup:
+// a postgres:// URL for the private server, and in the form of PARLEY_TEST_POSTGRES for that.
 // Cleanups run last in, first out, so a store opened on it after the call, and closed with
 // tb.Cleanup, is closed before the drop.
 func DSN(tb testing.TB) string {
@@ -287,7 +288,8 @@ func start(bin string) (*server, error) {
 	}
 	s := &server{
 		dir: dir,
-		dsn: fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", port),
+		// A URL, the form every consumer takes (parley serve --db tells PostgreSQL by it).
+		dsn: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 	}
 	var stopOnce sync.Once
 	s.stop = func() {
