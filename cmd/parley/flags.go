@@ -38,11 +38,16 @@ func newFlags(e *env, name, usage, description, examples string) *flag.FlagSet {
 // (`parley tokens a.txt --json`). It returns errHelpShown after printing help, and a usage
 // error (exit 2) for unknown or malformed flags.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	// flag.FlagSet.Parse calls Usage itself on -help and on every error; silence that and
+	// print the help once, only when it was asked for.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				usage()
 				return nil, errHelpShown
 			}
 			return nil, usageErrorf("%v", err)
