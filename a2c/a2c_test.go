@@ -270,7 +270,7 @@ func TestDecodeErrors(t *testing.T) {
 		"a2c/1\nm||||$7\n",
 		"a2c/1\nm|«99.3»\n",
 		"a2c/1\nm|«1.»\n",
-		"a2c/1\nm|||||%z{}\n",
+		"a2c/1\nm|||||%Q{}\n",
 		"a2c/1\nm||||||[1,]\n",
 		"a2c/1\nm|\\q\n",
 		"a2c/1+d\nm\n",

@@ -68,7 +68,7 @@ func Instructions(f Features, full bool) string {
 			tags = append(tags, string(t))
 		}
 		sort.Strings(tags)
-		b.WriteString(" %X{…}: that JSON as a string,")
+		b.WriteString(" %X{…}: a string holding that JSON written")
 		for i, t := range tags {
 			if i > 0 {
 				b.WriteString(";")

@@ -14,22 +14,25 @@ type style struct {
 	comma  string // after an object member (before a newline when indent > 0)
 	icomma string // after an array item; "" means the same as comma
 	colon  string
-	indent int  // spaces per level, 0 = one line
+	indent int  // spaces per level
+	nl     bool // a newline before each item and closing bracket even when indent is 0
 	ascii  bool // non-ASCII as \uXXXX (Python's ensure_ascii)
 	desc   string
 }
 
 var styles = []style{
-	{tag: 'j', comma: ",", colon: ":", desc: "compact JSON (no spaces, UTF-8)"},
-	{tag: 'a', comma: ",", colon: ":", ascii: true, desc: "compact JSON, non-ASCII as \\uXXXX"},
-	{tag: 'p', comma: ", ", colon: ": ", ascii: true, desc: `JSON with ", " and ": ", non-ASCII as \uXXXX (Python json.dumps)`},
-	{tag: 'u', comma: ", ", colon: ": ", desc: `JSON with ", " and ": ", UTF-8`},
-	{tag: 'i', comma: ",", colon: ": ", indent: 2, ascii: true, desc: "JSON indented by 2, non-ASCII as \\uXXXX"},
-	{tag: 'k', comma: ",", colon: ": ", indent: 2, desc: "JSON indented by 2, UTF-8"},
-	{tag: 'm', comma: ",", icomma: ", ", colon: ":", desc: `compact JSON but ", " between array items, UTF-8`},
-	{tag: 'n', comma: ",", icomma: ", ", colon: ":", ascii: true, desc: `compact JSON but ", " between array items, non-ASCII as \uXXXX`},
-	{tag: 'I', comma: ",", colon: ": ", indent: 4, ascii: true, desc: "JSON indented by 4, non-ASCII as \\uXXXX"},
-	{tag: 'K', comma: ",", colon: ": ", indent: 4, desc: "JSON indented by 4, UTF-8"},
+	{tag: 'j', comma: ",", colon: ":", desc: "compact"},
+	{tag: 'a', comma: ",", colon: ":", ascii: true, desc: "compact, ASCII"},
+	{tag: 'p', comma: ", ", colon: ": ", ascii: true, desc: "Python json.dumps"},
+	{tag: 'u', comma: ", ", colon: ": ", desc: "json.dumps, UTF-8"},
+	{tag: 'm', comma: ",", icomma: ", ", colon: ":", desc: `compact, ", " in arrays`},
+	{tag: 'n', comma: ",", icomma: ", ", colon: ":", ascii: true, desc: `compact, ", " in arrays, ASCII`},
+	{tag: 'z', comma: ",", colon: ": ", nl: true, ascii: true, desc: "indent 0, ASCII"},
+	{tag: 'y', comma: ",", colon: ": ", nl: true, desc: "indent 0, UTF-8"},
+	{tag: 'i', comma: ",", colon: ": ", indent: 2, ascii: true, desc: "indent 2, ASCII"},
+	{tag: 'k', comma: ",", colon: ": ", indent: 2, desc: "indent 2, UTF-8"},
+	{tag: 'I', comma: ",", colon: ": ", indent: 4, ascii: true, desc: "indent 4, ASCII"},
+	{tag: 'K', comma: ",", colon: ": ", indent: 4, desc: "indent 4, UTF-8"},
 }
 
 func styleByTag(t byte) *style {
@@ -89,7 +92,7 @@ func appendStyled(dst []byte, v *trace.Value, st *style, depth int) []byte {
 }
 
 func newline(dst []byte, st *style, depth int) []byte {
-	if st.indent == 0 {
+	if st.indent == 0 && !st.nl {
 		return dst
 	}
 	dst = append(dst, '\n')
@@ -191,7 +194,7 @@ func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
 	}
 	for i := range styles {
 		st := &styles[i]
-		if (st.indent > 0) != multiline || (st.ascii && nonASCII) {
+		if (st.indent > 0 || st.nl) != multiline || (st.ascii && nonASCII) {
 			continue
 		}
 		scratch = appendStyled(scratch[:0], &v, st, 0)
