@@ -26,7 +26,7 @@ var (
 )
 
 // asciiClass is the class of each ASCII byte, so the common case needs no table load.
-var asciiClass = func() (t [128]uint8) {
+var asciiClass = func() (t [256]uint8) {
 	for c := 0; c < 128; c++ {
 		t[c] = classifySlow(rune(c))
 	}
@@ -82,10 +82,14 @@ func buildClassTable() {
 // that does not start a valid UTF-8 sequence is a character of its own (size 1) of no class,
 // like U+FFFD: "other", matched by [^\s\p{L}\p{N}].
 func classAt(s string, i int) (uint8, int) {
-	b := s[i]
-	if b < utf8.RuneSelf {
+	if b := s[i]; b < utf8.RuneSelf {
 		return asciiClass[b], 1
 	}
+	return classWide(s, i)
+}
+
+// classWide is classAt for a byte >= 0x80 (kept out of line so that classAt inlines).
+func classWide(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r < tableLimit {
 		return classTable[r], n // classTable[0xFFFD] == 0 covers invalid bytes too

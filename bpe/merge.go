@@ -68,7 +68,9 @@ type scratch struct {
 	prev []int32  // prev[i]: start of the part before
 	rank []uint32 // rank[i]: rank of the part at i joined with the next part, or noRank
 	tok  []uint32 // tok[i]: token of the part starting at i
-	heap []uint64 // rank<<32 | start, possibly stale
+	init []uint64 // the initial pairs, rank<<32 | start, sorted
+	tmp  []uint64 // radix sort buffer
+	heap []uint64 // pairs made by merges, rank<<32 | start, possibly stale
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -85,7 +87,11 @@ func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
 	return out, n
 }
 
-// mergeLong merges a piece of any length (≥ 2) in O(n log n).
+// mergeLong merges a piece of any length (≥ 2) in O(n log n), and in practice in close to
+// linear time: the pairs of the initial bytes are radix-sorted once and consumed in order,
+// and only the pairs that merges create go through a binary heap. Each step takes the
+// smaller (rank, start) of the two queues, skipping stale entries, which is the lowest-rank,
+// leftmost pair: the one tiktoken's scan would pick.
 func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 	n := len(p)
 	if cap(sc.next) < n+1 {
@@ -94,32 +100,40 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 		sc.prev = make([]int32, c)
 		sc.rank = make([]uint32, c)
 		sc.tok = make([]uint32, c)
+		sc.init = make([]uint64, c)
+		sc.tmp = make([]uint64, c)
 	}
 	next, prev, rank, tok := sc.next[:n+1], sc.prev[:n+1], sc.rank[:n+1], sc.tok[:n+1]
-	h := sc.heap[:0]
-	for i := 0; i < n; i++ {
+	init := sc.init[:0]
+	for i := 0; i < n-1; i++ {
 		next[i] = int32(i + 1)
 		prev[i] = int32(i - 1)
 		tok[i] = v.byte1[p[i]]
-	}
-	for i := 0; i < n-1; i++ {
 		r := uint32(v.pair[int(p[i])<<8|int(p[i+1])])
 		rank[i] = r
 		if r != noRank {
-			h = append(h, uint64(r)<<32|uint64(i))
+			init = append(init, uint64(r)<<32|uint64(i))
 		}
 	}
-	rank[n-1] = noRank
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
-	for len(h) > 0 {
-		top := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		if last > 0 {
-			siftDown(h, 0)
+	next[n-1], prev[n-1], tok[n-1], rank[n-1] = int32(n), int32(n-2), v.byte1[p[n-1]], noRank
+	init = radixSortByRank(init, sc.tmp[:len(init)])
+	h := sc.heap[:0]
+	for {
+		// The next pair: the smaller head of the two queues.
+		var top uint64
+		if len(h) > 0 && (len(init) == 0 || h[0] < init[0]) {
+			top = h[0]
+			last := len(h) - 1
+			h[0] = h[last]
+			h = h[:last]
+			if last > 1 {
+				siftDown(h, 0)
+			}
+		} else if len(init) > 0 {
+			top = init[0]
+			init = init[1:]
+		} else {
+			break
 		}
 		i, r := int32(uint32(top)), uint32(top>>32)
 		if rank[i] != r {
@@ -162,6 +176,31 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 	return out, count
 }
 
+// radixSortByRank sorts entries rank<<32 | start by rank, keeping the order of equal ranks
+// (entries come in increasing start), with tmp as the buffer (len(tmp) == len(a)); ranks are
+// below 2^22. It returns the sorted slice (a or tmp).
+func radixSortByRank(a, tmp []uint64) []uint64 {
+	const bits = 11
+	var count [1 << bits]int32
+	for shift := uint(32); shift < 32+2*bits; shift += bits {
+		clear(count[:])
+		for _, x := range a {
+			count[(x>>shift)&(1<<bits-1)]++
+		}
+		sum := int32(0)
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, x := range a {
+			d := (x >> shift) & (1<<bits - 1)
+			tmp[count[d]] = x
+			count[d]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
+}
 func siftDown(h []uint64, i int) {
 	n := len(h)
 	x := h[i]

@@ -27,7 +27,7 @@ func contraction(s string, i int) int {
 	if i >= len(s) || s[i] != '\'' || i+1 >= len(s) {
 		return 0
 	}
-	switch s[i+1] | 0x20 {
+	switch s[i+1] | 0x20 { // ASCII case folding; no other byte maps onto these letters
 	case 's', 't', 'm', 'd':
 		return 2
 	case 'r', 'v':
@@ -45,17 +45,21 @@ func contraction(s string, i int) int {
 	return 0
 }
 
-// Note on `s[i+1] | 0x20`: only ASCII letters map onto 's','t','m','d','r','v','l' that way
-// ('S'|0x20 == 's'); no other byte does ('3'|0x20 == '3', 0x53|0x20 == 0x73 is 'S').
-
 func isCRLF(b byte) bool { return b == '\r' || b == '\n' }
 
 // scan returns the end of the run of characters from i whose class has any bit of want.
 func scan(s string, i int, want uint8) int {
 	for i < len(s) {
-		c, n := classAt(s, i)
+		if b := s[i]; b < 0x80 {
+			if asciiClass[b]&want == 0 {
+				return i
+			}
+			i++
+			continue
+		}
+		c, n := classWide(s, i)
 		if c&want == 0 {
-			break
+			return i
 		}
 		i += n
 	}
@@ -65,9 +69,16 @@ func scan(s string, i int, want uint8) int {
 // scanOther returns the end of the run of [^\s\p{L}\p{N}] from i.
 func scanOther(s string, i int) int {
 	for i < len(s) {
-		c, n := classAt(s, i)
+		if b := s[i]; b < 0x80 {
+			if asciiClass[b]&(cWS|cL|cN) != 0 {
+				return i
+			}
+			i++
+			continue
+		}
+		c, n := classWide(s, i)
 		if c&(cWS|cL|cN) != 0 {
-			break
+			return i
 		}
 		i += n
 	}
@@ -161,8 +172,14 @@ func splitCL100K(s string, i int) int {
 func lettersO200K(s string, j int, first bool) int {
 	lowEnd := -1 // end of the last lower-class character inside the upper-class run
 	k := j
+	c := uint8(0)
 	for k < len(s) {
-		c, n := classAt(s, k)
+		n := 1
+		if b := s[k]; b < 0x80 {
+			c = asciiClass[b]
+		} else {
+			c, n = classWide(s, k)
+		}
 		if c&cUpper == 0 {
 			break
 		}
@@ -171,23 +188,22 @@ func lettersO200K(s string, j int, first bool) int {
 			lowEnd = k
 		}
 	}
+	// Here c is the class of the character at k, if any.
 	end := -1
-	if k < len(s) {
-		if c, _ := classAt(s, k); c&cLower != 0 {
-			end = scan(s, k, cLower)
-		}
-	}
-	if end < 0 {
-		if first {
-			end = lowEnd // U* backs off to the last lower-class character of the run
-		} else if k > j {
-			end = k
-		}
+	if k < len(s) && c&cLower != 0 {
+		end = scan(s, k, cLower)
+	} else if first {
+		end = lowEnd // U* backs off to the last lower-class character of the run
+	} else if k > j {
+		end = k
 	}
 	if end < 0 {
 		return -1
 	}
-	return end + contraction(s, end)
+	if end < len(s) && s[end] == '\'' {
+		end += contraction(s, end)
+	}
+	return end
 }
 
 // splitO200K returns the end of the o200k_base piece starting at i.

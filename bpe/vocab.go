@@ -12,11 +12,21 @@ import (
 type vocab struct {
 	blob   string   // the bytes of token 0, then token 1, ...
 	off    []uint32 // token r is blob[off[r]:off[r+1]]
-	table  []uint64 // slot: hash tag (high 32 bits) | rank+1 (low 32 bits); 0 is empty
+	table  []slot
 	mask   uint64
+	filter []uint64 // a one-hash Bloom filter of the tokens, small enough for L2: most
+	fmask  uint64   // lookups that miss (merges try many) never touch the table
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
+}
+
+// slot is one entry of the hash table: the token's first 8 bytes (zero-padded), so that most
+// lookups touch one cache line and never the token bytes, and meta = rank+1 (low 32 bits,
+// 0 for an empty slot) | length<<32 | hash tag<<40.
+type slot struct {
+	key  uint64
+	meta uint64
 }
 
 const noRank = ^uint32(0)
@@ -47,8 +57,11 @@ func parseVocab(data string) (*vocab, error) {
 		return nil, errors.New("bpe: corrupt vocabulary (size)")
 	}
 	size := 1 << bits.Len(uint(n*2)) // load factor 1/4..1/2
-	v.table = make([]uint64, size)
+	v.table = make([]slot, size)
 	v.mask = uint64(size - 1)
+	fbits := 1 << bits.Len(uint(n*8)) // 8 to 16 bits per token: ~6-12% false positives
+	v.filter = make([]uint64, fbits/64)
+	v.fmask = uint64(fbits - 1)
 	v.pair = make([]int32, 1<<16)
 	for i := range v.pair {
 		v.pair[i] = -1
@@ -64,12 +77,14 @@ func parseVocab(data string) (*vocab, error) {
 		case 2:
 			v.pair[int(t[0])<<8|int(t[1])] = int32(r)
 		}
-		h := hashString(t)
+		k8, h := keyHash(t)
+		f := (h >> 24) & v.fmask
+		v.filter[f/64] |= 1 << (f % 64)
 		i := h & v.mask
-		for v.table[i] != 0 {
+		for v.table[i].meta != 0 {
 			i = (i + 1) & v.mask
 		}
-		v.table[i] = h&^0xFFFFFFFF | uint64(r+1)
+		v.table[i] = slot{k8, uint64(r+1) | uint64(len(t))<<32 | h>>40<<40}
 	}
 	for _, r := range v.byte1 {
 		if r == noRank {
@@ -87,17 +102,20 @@ func (v *vocab) rank(t string) uint32 {
 	if len(t) > v.maxLen {
 		return noRank
 	}
-	h := hashString(t)
-	tag := h &^ 0xFFFFFFFF
+	k8, h := keyHash(t)
+	if f := (h >> 24) & v.fmask; v.filter[f/64]&(1<<(f%64)) == 0 {
+		return noRank
+	}
+	want := uint64(len(t))<<32 | h>>40<<40
 	i := h & v.mask
 	for {
-		e := v.table[i]
-		if e == 0 {
+		e := &v.table[i]
+		if e.meta == 0 {
 			return noRank
 		}
-		if e&^0xFFFFFFFF == tag {
-			r := uint32(e) - 1
-			if v.blob[v.off[r]:v.off[r+1]] == t {
+		if e.meta&^0xFFFFFFFF == want && e.key == k8 {
+			r := uint32(e.meta) - 1
+			if len(t) <= 8 || v.blob[v.off[r]+8:v.off[r+1]] == t[8:] {
 				return r
 			}
 		}
@@ -110,27 +128,39 @@ const (
 	hm2 = 0xC2B2AE3D27D4EB4F
 )
 
-// hashString is a fast non-cryptographic hash (wyhash-like folding, 8 bytes at a time). The
-// keys are the fixed vocabulary, so no seed is needed.
-func hashString(s string) uint64 {
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // a view, no copy
-	h := uint64(len(b)) * hm1
-	for len(b) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(b)) * hm2
-		h = bits.RotateLeft64(h, 29)
+// keyHash returns the first 8 bytes of t (little-endian, zero-padded) and a hash of t. The
+// hash is fast and unseeded: the keys are the fixed vocabulary.
+func keyHash(t string) (k8, h uint64) {
+	b := unsafe.Slice(unsafe.StringData(t), len(t)) // a view, no copy
+	n := len(b)
+	switch {
+	case n >= 8:
+		k8 = binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		k8 = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n > 0:
+		k8 = uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
+	}
+	h = (k8 ^ uint64(n)*hm1) * hm2
+	if n > 8 {
 		b = b[8:]
-	}
-	if n := len(b); n > 0 {
-		var t uint64
-		if n >= 4 {
-			t = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32
-		} else {
-			t = uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16
+		for len(b) >= 8 {
+			h = bits.RotateLeft64(h, 29) ^ binary.LittleEndian.Uint64(b)
+			h *= hm1
+			b = b[8:]
 		}
-		h = (h ^ t) * hm2
+		if m := len(b); m > 0 {
+			var t uint64
+			if m >= 4 {
+				t = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[m-4:]))<<32
+			} else {
+				t = uint64(b[0]) | uint64(b[m/2])<<8 | uint64(b[m-1])<<16
+			}
+			h = (bits.RotateLeft64(h, 29) ^ t) * hm1
+		}
 	}
-	h ^= h >> 32
-	h *= hm1
 	h ^= h >> 29
-	return h
+	h *= hm2
+	h ^= h >> 32
+	return k8, h
 }

@@ -1,0 +1,206 @@
+package bpe
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// naiveMerge is tiktoken's _byte_pair_merge transcribed as plainly as possible, with no
+// length limit: the reference for both merge implementations.
+func naiveMerge(v *vocab, p string) []int {
+	type part struct {
+		start int
+		rank  uint32
+	}
+	get := func(parts []part, i int) uint32 {
+		if i+3 < len(parts) {
+			return v.rank(p[parts[i].start:parts[i+3].start])
+		}
+		return noRank
+	}
+	parts := make([]part, 0, len(p)+1)
+	for i := 0; i < len(p)-1; i++ {
+		parts = append(parts, part{i, v.rank(p[i : i+2])})
+	}
+	parts = append(parts, part{len(p) - 1, noRank}, part{len(p), noRank})
+	for {
+		m, mi := noRank, -1
+		for i, pt := range parts[:len(parts)-1] {
+			if pt.rank < m {
+				m, mi = pt.rank, i
+			}
+		}
+		if mi < 0 {
+			break
+		}
+		if mi > 0 {
+			parts[mi-1].rank = get(parts, mi-1)
+		}
+		parts[mi].rank = get(parts, mi)
+		parts = slices.Delete(parts, mi+1, mi+2)
+	}
+	var ids []int
+	for i := 0; i < len(parts)-1; i++ {
+		ids = append(ids, int(v.rank(p[parts[i].start:parts[i+1].start])))
+	}
+	return ids
+}
+
+// randomPiece makes a piece of n bytes from words and letters, so that merges happen.
+func randomPiece(rng *rand.Rand, n int) string {
+	frags := []string{"a", "e", "in", "the", "ing", "tion", "s", "x", "q", "zz", "aa", "\xc3", "\xa9", "é", "中", "0", " "}
+	var sb strings.Builder
+	for sb.Len() < n {
+		if rng.IntN(3) == 0 {
+			sb.WriteByte(byte('a' + rng.IntN(26)))
+		} else {
+			sb.WriteString(frags[rng.IntN(len(frags))])
+		}
+	}
+	return sb.String()[:n]
+}
+
+// TestMergeImplementations checks that the scan merge and the heap merge agree with the
+// plain transcription of tiktoken's merge.
+func TestMergeImplementations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sc := new(scratch)
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		for it := 0; it < 20000; it++ {
+			n := 2 + rng.IntN(smallPiece-1)
+			if it%10 == 0 {
+				n = 2 + rng.IntN(600)
+			}
+			p := randomPiece(rng, n)
+			want := naiveMerge(v, p)
+			got, k := v.mergeLong(p, sc, []int{})
+			if !slices.Equal(got, want) || k != len(want) {
+				t.Fatalf("%s mergeLong(%q) = %v (%d), want %v", name, p, got, k, want)
+			}
+			if n <= smallPiece {
+				got, k = v.mergeSmall(p, []int{})
+				if !slices.Equal(got, want) || k != len(want) {
+					t.Fatalf("%s mergeSmall(%q) = %v (%d), want %v", name, p, got, k, want)
+				}
+			}
+		}
+	}
+}
+
+// TestLongWord checks a 64 KiB word against the reference merge on both encodings (a run of
+// letters is a single piece) and against the same word cut where the cut cannot matter.
+func TestLongWord(t *testing.T) {
+	word := longWord(1 << 16)
+	for _, name := range Names() {
+		e := mustGet(t, name)
+		ids := e.Encode(word)
+		if string(e.Decode(ids)) != word || e.Count(word) != len(ids) {
+			t.Fatalf("%s: 64 KiB word does not round-trip", name)
+		}
+		if w := word[:4096]; !slices.Equal(e.Encode(w), naiveMerge(e.v, w)) {
+			t.Fatalf("%s: 4 KiB word differs from the reference merge", name)
+		}
+	}
+	for _, name := range Names() {
+		e := mustGet(t, name)
+		for _, s := range []string{strings.Repeat("a", 5000), strings.Repeat("ab", 3000), strings.Repeat("é", 2000)} {
+			if got, want := e.Encode(s), naiveMerge(e.v, s); !slices.Equal(got, want) {
+				t.Fatalf("%s: %q... differs from the reference merge", name, s[:10])
+			}
+		}
+	}
+}
+
+// longWord returns n bytes of pseudo-random lowercase letters: one piece for both encodings.
+func longWord(n int) string {
+	rng := rand.New(rand.NewPCG(5, 6))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + rng.IntN(26))
+	}
+	return string(b)
+}
+
+func TestCountAllocatesNothing(t *testing.T) {
+	text := strings.Repeat("Hello, world! It's 2026-09-19T12:00:00Z; func main() { return x }\n", 50) +
+		longWord(3000) + " " + strings.Repeat("€", 100)
+	for _, name := range Names() {
+		e := mustGet(t, name)
+		e.Count(text)
+		if a := testing.AllocsPerRun(20, func() { e.Count(text) }); a != 0 {
+			t.Errorf("%s: Count allocates %v times per call", name, a)
+		}
+	}
+}
+
+func TestAPI(t *testing.T) {
+	if _, err := Get("p50k_base"); err == nil {
+		t.Fatal("Get(p50k_base): no error")
+	}
+	a, _ := Get("o200k_base")
+	b, _ := Get("o200k_base")
+	if a != b || a.Name() != "o200k_base" {
+		t.Fatal("Get does not return one *Encoding per name")
+	}
+	if got := a.Encode(""); got == nil || len(got) != 0 || a.Count("") != 0 {
+		t.Fatalf("Encode(\"\") = %#v", got)
+	}
+	if got := string(a.Decode([]int{24912, 199999, 2375, -5, 1 << 30})); got != "hello<|endoftext|> world" {
+		t.Fatalf("Decode = %q", got)
+	}
+	c, _ := Get("cl100k_base")
+	if got := string(c.Decode([]int{100257, 100276})); got != "<|endoftext|><|endofprompt|>" {
+		t.Fatalf("Decode = %q", got)
+	}
+	if !slices.Equal(Names(), []string{"o200k_base", "cl100k_base"}) {
+		t.Fatal(Names())
+	}
+}
+
+// TestInvalidUTF8 pins the documented behaviour: an invalid byte is a character of its own
+// that splits like U+FFFD and is encoded as its own byte.
+func TestInvalidUTF8(t *testing.T) {
+	for _, name := range Names() {
+		e := mustGet(t, name)
+		for _, s := range []string{"\xff", "a\xffb", "\xe2\x82", "it's\xc3", "\x80\x80\x80"} {
+			ids := e.Encode(s)
+			if string(e.Decode(ids)) != s {
+				t.Errorf("%s %q: does not round-trip", name, s)
+			}
+		}
+		// "a\xffb" splits like "a\ufffdb": "a", then the other character as the prefix of "b".
+		if got := pieces(name, "a\xffb"); !slices.Equal(got, []string{"a", "\xffb"}) {
+			t.Errorf("%s: pieces(a\\xffb) = %q", name, got)
+		}
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	text := strings.Repeat("The quick brown fox. ", 200) + longWord(5000)
+	var wg sync.WaitGroup
+	for _, name := range Names() {
+		want := mustGet(t, name).Encode(text)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e, err := Get(name)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for k := 0; k < 20; k++ {
+					if got := e.Encode(text); !slices.Equal(got, want) || e.Count(text) != len(want) {
+						t.Error("concurrent Encode differs")
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,139 @@
+package bpe
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// An oracle for the pre-tokenizers built on Go's regexp package, which matches leftmost-first
+// like a backtracking engine and, like this package, reads an invalid UTF-8 byte as U+FFFD
+// of width 1. tiktoken's patterns are used as they are, except that \s and \S are spelled
+// out as Unicode White_Space (Go's \s is ASCII only) and the two alternatives that need a
+// look-ahead, \s+(?!\S)|\s+, which come last, are applied by hand when the others fail.
+
+const (
+	ws    = `\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}`
+	reWS  = `[` + ws + `]`
+	notWS = `[^` + ws + `\p{L}\p{N}]` // [^\s\p{L}\p{N}]
+)
+
+var oracles = map[string]*regexp.Regexp{
+	"cl100k_base": regexp.MustCompile(`^(?:` + strings.Join([]string{
+		`(?i:'s|'t|'re|'ve|'m|'ll|'d)`,
+		`[^\r\n\p{L}\p{N}]?\p{L}+`,
+		`\p{N}{1,3}`,
+		` ?` + notWS + `+[\r\n]*`,
+		reWS + `*[\r\n]+`,
+	}, "|") + `)`),
+	"o200k_base": regexp.MustCompile(`^(?:` + strings.Join([]string{
+		`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+		`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+		`\p{N}{1,3}`,
+		` ?` + notWS + `+[\r\n/]*`,
+		reWS + `*[\r\n]+`,
+	}, "|") + `)`),
+}
+
+var reWSRun = regexp.MustCompile(`^` + reWS + `+`)
+
+// oraclePieces splits s with the regexp oracle.
+func oraclePieces(name, s string) []string {
+	re := oracles[name]
+	var pieces []string
+	for i := 0; i < len(s); {
+		m := re.FindStringIndex(s[i:])
+		n := 0
+		if m != nil && m[1] > 0 {
+			n = m[1]
+		} else if w := reWSRun.FindStringIndex(s[i:]); w != nil {
+			// \s+(?!\S): the whole run at the end of the text, else the run less its last
+			// character when that leaves one; \s+ otherwise.
+			n = w[1]
+			if i+n < len(s) {
+				_, last := utf8.DecodeLastRuneInString(s[i : i+n])
+				if n-last > 0 {
+					n -= last
+				}
+			}
+		}
+		if n == 0 {
+			panic("oracle: no match at " + s[i:])
+		}
+		pieces = append(pieces, s[i:i+n])
+		i += n
+	}
+	return pieces
+}
+
+func splitFunc(name string) func(string, int) int {
+	for _, e := range encodings {
+		if e.name == name {
+			return e.split
+		}
+	}
+	panic(name)
+}
+
+func pieces(name, s string) []string {
+	loadClasses()
+	split := splitFunc(name)
+	var ps []string
+	for i := 0; i < len(s); {
+		j := split(s, i)
+		if j <= i || j > len(s) {
+			panic("split did not advance")
+		}
+		ps = append(ps, s[i:j])
+		i = j
+	}
+	return ps
+}
+
+func checkSplit(t *testing.T, s string) {
+	t.Helper()
+	for _, name := range Names() {
+		if got, want := pieces(name, s), oraclePieces(name, s); !slices.Equal(got, want) {
+			t.Fatalf("%s %q:\n got  %q\n want %q (regexp oracle)", name, s, got, want)
+		}
+	}
+}
+
+// TestSplitOracle compares the pre-tokenizers with the regexp oracle on the golden texts
+// and on random strings drawn from characters of every class the patterns distinguish.
+func TestSplitOracle(t *testing.T) {
+	for _, file := range []string{"testdata/cases.jsonl", "testdata/tiktoken.jsonl"} {
+		for _, c := range readCases(t, file) {
+			checkSplit(t, c.Text)
+		}
+	}
+	alphabet := []string{
+		"a", "Z", "s", "S", "t", "e", "E", "l", "L", "d", "m", "r", "v", "'", "ſ", "K",
+		"é", "É", "ǅ", "ʰ", "中", "\u0301", "\u0903", "\u20dd", "1", "٣", "½", "Ⅻ",
+		" ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\u0085", "\u00a0", "\u2028", "\u3000",
+		"/", "!", ".", "_", "-", "\"", "{", "\u200d", "\ufeff", "\ufffd", "😀", "\U000e0067",
+		"\xff", "\xc3", "\xe2\x82", "\x80",
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sb strings.Builder
+	for n := 0; n < 30000; n++ {
+		sb.Reset()
+		for k := rng.IntN(12); k >= 0; k-- {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		checkSplit(t, sb.String())
+	}
+}
+
+// FuzzSplit compares the pre-tokenizers with the regexp oracle on any input, invalid UTF-8
+// included.
+func FuzzSplit(f *testing.F) {
+	for _, c := range readCases(f, "testdata/tiktoken.jsonl") {
+		f.Add(c.Text)
+	}
+	f.Add("a\xffb it'S\xc3")
+	f.Fuzz(func(t *testing.T, s string) { checkSplit(t, s) })
+}
