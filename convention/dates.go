@@ -63,7 +63,27 @@ func findDates(s string) []dateHit {
 			hits = append(hits, dateHit{start: sp[0], end: sp[1]})
 		}
 	}
-	for _, m := range extISORe.FindAllStringSubmatchIndex(s, -1) {
+	// Cheap tests first: most lines hold no date, and the regular expressions are the
+	// linter's main cost.
+	hasDigit := strings.ContainsAny(s, "0123456789")
+	lower := strings.ToLower(s)
+	var extISO, nearBasic, named, slash, clocks [][]int
+	if hasDigit && strings.Contains(s, "-") {
+		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
+	}
+	if hasDigit && strings.Contains(s, "T") {
+		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
+	}
+	if hasDigit && mentionsMonth(lower) {
+		named = namedRe.FindAllStringSubmatchIndex(s, -1)
+	}
+	if hasDigit && strings.Contains(s, "/") {
+		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
+	}
+	if hasDigit && (strings.Contains(s, ":") || strings.Contains(lower, "m")) {
+		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
+	}
+	for _, m := range extISO {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
@@ -97,7 +117,7 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, h)
 	}
-	for _, m := range nearBasicRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range nearBasic {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
@@ -118,7 +138,7 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, h)
 	}
-	for _, m := range namedRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range named {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
@@ -152,7 +172,7 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, h)
 	}
-	for _, m := range slashRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range slash {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
@@ -177,14 +197,18 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, h)
 	}
-	for _, m := range noYearRe.FindAllStringIndex(s, -1) {
+	var noYear [][]int
+	if hasDigit && mentionsMonth(lower) {
+		noYear = noYearRe.FindAllStringIndex(s, -1)
+	}
+	for _, m := range noYear {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
 		}
 		hits = append(hits, dateHit{start: a, end: b, why: "a date with no year"})
 	}
-	for _, m := range clockRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range clocks {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
 			continue
@@ -202,7 +226,11 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, dateHit{start: a, end: b, why: "a time of day with no date"})
 	}
-	for _, m := range relativeRe.FindAllStringIndex(s, -1) {
+	var relative [][]int
+	if mentionsRelative(lower) {
+		relative = relativeRe.FindAllStringIndex(s, -1)
+	}
+	for _, m := range relative {
 		a, b := m[0], m[1]
 		if taken(a, b) {
 			continue
@@ -218,6 +246,28 @@ func findDates(s string) []dateHit {
 	}
 	sortHits(out)
 	return out
+}
+
+var monthStems = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+
+func mentionsMonth(lower string) bool {
+	for _, m := range monthStems {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
+}
+
+var relativeStems = []string{"day", "tonight", "tomorrow", "eod", "eow", "cob", "end of", "next ", "this ", "asap"}
+
+func mentionsRelative(lower string) bool {
+	for _, m := range relativeStems {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func sortHits(h []dateHit) {

@@ -426,6 +426,12 @@ func (l *linter) pairs() {
 	var dones []*done
 	byKey := map[string]*done{}
 	pending := map[string][]string{} // evidence kinds of ev#k seen before their done#k
+	lastDone := map[string]int{} // line of the last done#k, to spot an ev#k written above it
+	for _, ln := range l.m.Lines {
+		if ln.Word == "done" && ln.Key != "" {
+			lastDone[ln.Key] = ln.Num
+		}
+	}
 	var last *done
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
@@ -452,14 +458,9 @@ func (l *linter) pairs() {
 				}
 			case byKey[ln.Key] != nil:
 				byKey[ln.Key].kinds = append(byKey[ln.Key].kinds, kind)
-			default:
-				for _, other := range l.m.Lines {
-					if other.Word == "done" && other.Key == ln.Key && other.Num > ln.Num {
-						l.warn(ln.Num, ln.Col(), "ev-order", "ev#"+ln.Key+" comes before done#"+ln.Key+": put evidence under the done it proves", "")
-						pending[ln.Key] = append(pending[ln.Key], kind)
-						break
-					}
-				}
+			case lastDone[ln.Key] > ln.Num:
+				l.warn(ln.Num, ln.Col(), "ev-order", "ev#"+ln.Key+" comes before done#"+ln.Key+": put evidence under the done it proves", "")
+				pending[ln.Key] = append(pending[ln.Key], kind)
 			}
 		}
 	}
@@ -593,8 +594,8 @@ func (l *linter) decisions() {
 			continue
 		}
 		t := askTime
-		if tt, ok := ln.Time(); ok {
-			t = FormatTime(tt)
+		if tt, ok := (Line{Text: ln.Raw}).Time(); ok {
+			t = FormatTime(tt) // the time may be the line's first word, as in the study
 		}
 		if t == "" {
 			t = "<time>"
