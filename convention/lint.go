@@ -426,7 +426,7 @@ func (l *linter) pairs() {
 	var dones []*done
 	byKey := map[string]*done{}
 	pending := map[string][]string{} // evidence kinds of ev#k seen before their done#k
-	lastDone := map[string]int{} // line of the last done#k, to spot an ev#k written above it
+	lastDone := map[string]int{}     // line of the last done#k, to spot an ev#k written above it
 	for _, ln := range l.m.Lines {
 		if ln.Word == "done" && ln.Key != "" {
 			lastDone[ln.Key] = ln.Num
