@@ -58,7 +58,7 @@ func Bridge(ctx context.Context, cfg BridgeConfig, transport sdk.Transport) erro
 		if refusal := bt.refused(); refusal != "" {
 			return fmt.Errorf("the server at %s refused the token: %s", endpoint, refusal)
 		}
-		return err
+		return fmt.Errorf("%w (is `parley serve` running there?)", err)
 	}
 	if err := checkRoom(ctx, cs, cfg.Room); err != nil {
 		return err

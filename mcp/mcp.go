@@ -69,7 +69,18 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 		// escaping and the envelope.
 		MaxRequestBodyBytes: 4 << 20,
 	})
-	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, next: stream}
+	// The SDK keeps TokenInfo under its own context key, set by auth.RequireBearerToken; its
+	// verifier here only repackages the caller that handler already authenticated.
+	withInfo := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		c, ok := r.Context().Value(callerCtxKey{}).(*parley.Caller)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		// UserID binds the MCP session to the seat that opened it: the SDK refuses a request
+		// on that session from any other seat's token.
+		return &auth.TokenInfo{UserID: c.Seat.Room + "/" + c.Seat.Name, Extra: map[string]any{callerKey: c}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true}) // revocation, not expiry, ends a token
+	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, next: withInfo(stream)}
 	// Cross-origin browser requests (a web page posting to our loopback port) are refused;
 	// clients that send no Origin or Sec-Fetch-Site, as MCP clients do not, pass.
 	return http.NewCrossOriginProtection().Handler(h)
@@ -111,20 +122,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: the MCP tools act as a seat of one room; use a seat token, not the admin token", http.StatusForbidden)
 		return
 	}
-	// UserID binds the MCP session to the seat that opened it: the SDK refuses a request on
-	// that session from any other seat's token.
-	info := &auth.TokenInfo{
-		UserID:     c.Seat.Room + "/" + c.Seat.Name,
-		Expiration: time.Now().Add(24 * time.Hour),
-		Extra:      map[string]any{callerKey: c},
-	}
-	// The SDK reads TokenInfo from the context key that auth.RequireBearerToken sets; going
-	// through it (with a verifier that returns what we already know) keeps us on its public
-	// API.
-	auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return info, nil
-	}, nil)(h.next).ServeHTTP(w, r)
+	h.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
 }
+
+// callerCtxKey carries the authenticated caller from handler to the SDK's TokenInfo.
+type callerCtxKey struct{}
 
 func bearer(r *http.Request) (string, bool) {
 	f := strings.Fields(r.Header.Get("Authorization"))

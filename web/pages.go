@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/convention"
 )
 
 // view is everything a page template may show.
@@ -28,6 +29,8 @@ type view struct {
 	Messages []*message
 	First    int64 // seq of the first message shown
 	Last     int64 // seq of the last message shown (the live stream continues after it)
+	Earlier  int64 // ?after= for the page of earlier messages; -1 when there are none
+	Paged    bool  // an older page: no live updates, a link back to the latest
 	Inbox    *parley.Inbox
 	Topics   []string
 	States   []*parley.StateRecord
@@ -168,16 +171,27 @@ func (h *Handler) room(w http.ResponseWriter, r *http.Request, u *user) error {
 // loadTranscript fills v with the room's latest messages.
 func (h *Handler) loadTranscript(r *http.Request, u *user, v *view) error {
 	ctx := r.Context()
-	_, last, err := h.svc.History(ctx, reader, v.Room, 0, 0)
+	// Seqs are gapless from 1, so the message count is the last seq: one cheap query
+	// instead of reading the whole history to find the end.
+	st, err := h.svc.Stats(ctx, u.caller, v.Room)
 	if err != nil {
 		return err
 	}
-	after := max(0, last-int64(h.opts.TranscriptLimit))
-	msgs, err := h.messages(ctx, v.Room, after, last)
+	limit := int64(h.opts.TranscriptLimit)
+	after, end := max(0, st.Messages-limit), int64(-1)
+	if q := r.URL.Query().Get("after"); q != "" {
+		if n, err := strconv.ParseInt(q, 10, 64); err == nil && n >= 0 && n+limit < st.Messages {
+			after, end, v.Paged = n, n+limit, true
+		}
+	}
+	msgs, err := h.messages(ctx, v.Room, after, end)
 	if err != nil {
 		return err
 	}
-	v.Messages, v.First, v.Last = msgs, after+1, after
+	v.Messages, v.First, v.Last, v.Earlier = msgs, after+1, after, -1
+	if after > 0 {
+		v.Earlier = max(0, after-limit)
+	}
 	if len(msgs) > 0 {
 		v.Last = msgs[len(msgs)-1].Seq
 	}
@@ -246,15 +260,23 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request, u *user) error {
 	return nil
 }
 
-// topics lists the topics named in the room's message headers, most recent first.
+// topics lists the topics named in the room's convention headers, most recent first. It
+// reads the history in one call and takes the line after each `#<seq> ` line: the server
+// refuses bodies with such lines, and a wrong guess here would only add a link.
 func (h *Handler) topics(r *http.Request, u *user, room string) ([]string, error) {
-	msgs, err := h.messages(r.Context(), room, 0, -1)
+	hist, _, err := h.svc.History(r.Context(), reader, room, 0, 0)
 	if err != nil {
 		return nil, err
 	}
+	lines := strings.Split(string(hist), "\n")
 	var out []string
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if t := msgs[i].Topic; t != "" && !slices.Contains(out, t) {
+	for i := len(lines) - 2; i >= 0; i-- {
+		l := lines[i]
+		if len(l) < 2 || l[0] != '#' || l[1] < '0' || l[1] > '9' || !convention.Looks(lines[i+1]) {
+			continue
+		}
+		m, _ := convention.Parse(lines[i+1])
+		if t := m.Header.Topic; t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

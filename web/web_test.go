@@ -414,3 +414,23 @@ func TestEvents(t *testing.T) {
 		t.Errorf("live event: id %s\n%s", id, data)
 	}
 }
+
+func TestTranscriptPages(t *testing.T) {
+	f := newFixture(t, web.Options{TranscriptLimit: 2})
+	for i := range 5 {
+		f.post(t, "lead", "v1 note limiter to all n=1\noutcome step "+string(rune('a'+i))+"\n")
+	}
+	b := f.browser(t)
+	b.signIn(f.tokens["lead"])
+	_, body := b.get("/rooms/limiter")
+	if !strings.Contains(body, `id="m4"`) || !strings.Contains(body, `id="m5"`) || strings.Contains(body, `id="m3"`) ||
+		!strings.Contains(body, `href="/rooms/limiter?after=1">Earlier messages`) || !strings.Contains(body, "data-events=") {
+		t.Errorf("latest page:\n%s", body)
+	}
+	_, body = b.get("/rooms/limiter?after=1")
+	if !strings.Contains(body, `id="m2"`) || !strings.Contains(body, `id="m3"`) || strings.Contains(body, `id="m4"`) ||
+		!strings.Contains(body, `href="/rooms/limiter?after=0">Earlier messages`) || !strings.Contains(body, "Latest messages") ||
+		strings.Contains(body, "data-events=") {
+		t.Errorf("earlier page:\n%s", body)
+	}
+}

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var list = document.getElementById("transcript");
-  if (!list || !window.EventSource) return;
+  if (!list || !list.hasAttribute("data-events") || !window.EventSource) return;
   var status = document.getElementById("live-status");
   var last = list.getAttribute("data-last") || "0";
   var es = new EventSource(list.getAttribute("data-events") + "?after=" + encodeURIComponent(last));
