@@ -36,6 +36,14 @@ type Option func(*handlerConfig)
 type handlerConfig struct {
 	hosts          []string
 	sessionTimeout time.Duration
+	done           <-chan struct{}
+}
+
+// ShutdownOn ends the long-lived parts of the endpoint when done is closed: the standalone
+// SSE streams clients hold open (GET) and read calls waiting for a message. Pass the serve
+// command's context's Done so that http.Server.Shutdown need not wait for them.
+func ShutdownOn(done <-chan struct{}) Option {
+	return func(c *handlerConfig) { c.done = done }
 }
 
 // AllowHost lets requests whose Host header names host (without port) through the DNS
@@ -60,7 +68,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	for _, o := range opts {
 		o(&cfg)
 	}
-	t := &tools{svc: svc, logger: logger, cursors: map[string]int64{}}
+	t := &tools{svc: svc, logger: logger, cursors: map[string]int64{}, done: cfg.done}
 	server := t.server()
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Logger:         logger,
@@ -80,7 +88,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 		// on that session from any other seat's token.
 		return &auth.TokenInfo{UserID: c.Seat.Room + "/" + c.Seat.Name, Extra: map[string]any{callerKey: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true}) // revocation, not expiry, ends a token
-	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, next: withInfo(stream)}
+	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, done: cfg.done, next: withInfo(stream)}
 	// Cross-origin browser requests (a web page posting to our loopback port) are refused;
 	// clients that send no Origin or Sec-Fetch-Site, as MCP clients do not, pass.
 	return http.NewCrossOriginProtection().Handler(h)
@@ -91,6 +99,7 @@ type handler struct {
 	svc    parley.RoomService
 	logger *slog.Logger
 	hosts  []string
+	done   <-chan struct{}
 	next   http.Handler
 }
 
@@ -122,7 +131,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: the MCP tools act as a seat of one room; use a seat token, not the admin token", http.StatusForbidden)
 		return
 	}
-	h.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerCtxKey{}, c)))
+	ctx := context.WithValue(r.Context(), callerCtxKey{}, c)
+	if r.Method == http.MethodGet && h.done != nil {
+		// A GET is the client's standing SSE stream; it would outlive a graceful shutdown.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-h.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	h.next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // callerCtxKey carries the authenticated caller from handler to the SDK's TokenInfo.

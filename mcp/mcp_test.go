@@ -31,7 +31,7 @@ type fixture struct {
 	url    string            // the server's base URL
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...mcp.Option) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "parley.db"))
@@ -61,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 		f.tokens[s.name] = tok
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(svc, slog.New(slog.DiscardHandler)))
+	mux.Handle("/mcp", mcp.NewHandler(svc, slog.New(slog.DiscardHandler), opts...))
 	srv := httptest.NewServer(mux) // listens on 127.0.0.1
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -353,5 +353,21 @@ func TestRevokedSeat(t *testing.T) {
 	_, err := ana.CallTool(t.Context(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
 	if err == nil {
 		t.Fatal("a revoked seat could still call a tool")
+	}
+}
+
+// ShutdownOn releases a read that is waiting for a message.
+func TestReadWaitEndsOnShutdown(t *testing.T) {
+	done := make(chan struct{})
+	f := newFixture(t, mcp.ShutdownOn(done))
+	bo := f.connect(t, "bo")
+	time.AfterFunc(300*time.Millisecond, func() { close(done) })
+	start := time.Now()
+	text, isErr := call(t, bo, "read", map[string]any{"wait": 30})
+	if isErr || !strings.HasPrefix(text, "no new messages after #0") {
+		t.Errorf("read at shutdown: %v %s", isErr, text)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("read waited %v past the shutdown", d)
 	}
 }

@@ -44,6 +44,7 @@ type tools struct {
 	svc    parley.RoomService
 	logger *slog.Logger
 
+	done    <-chan struct{} // closed at server shutdown: waiting reads return
 	mu      sync.Mutex
 	cursors map[string]int64 // MCP session id -> last seq returned by read
 }
@@ -269,6 +270,8 @@ func (t *tools) waitFor(ctx context.Context, c *parley.Caller, rm string, after 
 		}
 		select {
 		case <-ctx.Done():
+			return nil, after, nil
+		case <-t.done:
 			return nil, after, nil
 		case <-ch:
 		}

@@ -209,6 +209,8 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.opts.Done:
+			return
 		case _, ok := <-wake:
 			if !ok {
 				return

@@ -52,6 +52,9 @@ type Options struct {
 	Heartbeat time.Duration
 	// TranscriptLimit is how many of a room's latest messages its page shows (default 200).
 	TranscriptLimit int
+	// Done, when closed, ends the live streams, so that http.Server.Shutdown need not wait
+	// for them (pass the serve command's context's Done).
+	Done <-chan struct{}
 }
 
 // cookieName is the session cookie. The __Host- prefix would pin it to a secure origin, which

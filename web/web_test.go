@@ -434,3 +434,30 @@ func TestTranscriptPages(t *testing.T) {
 		t.Errorf("earlier page:\n%s", body)
 	}
 }
+
+// Options.Done ends live streams, so a graceful shutdown does not wait on them.
+func TestEventsEndOnShutdown(t *testing.T) {
+	done := make(chan struct{})
+	f := newFixture(t, web.Options{Heartbeat: time.Hour, Done: done})
+	b := f.browser(t)
+	b.signIn(f.tokens["lead"])
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.url+"/ui/rooms/limiter/events", nil)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, _ := r.ReadString('\n'); line != "retry: 3000\n" {
+		t.Fatalf("stream starts with %q", line)
+	}
+	close(done)
+	if _, err := io.ReadAll(r); err != nil {
+		t.Errorf("stream did not end cleanly: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("stream outlived the shutdown")
+	}
+}
