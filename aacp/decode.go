@@ -64,10 +64,15 @@ func Decode(p *Packet) string {
 			continue
 		}
 		name := fieldNames[f.Key]
-		if name == "" {
+		switch {
+		case name != "":
+			name = strings.ToUpper(name[:1]) + name[1:]
+		case strings.Contains(f.Key, "."):
+			name = f.Key + " (an organisation-private field)"
+		default:
 			name = f.Key + " (not a v1.1 field)"
 		}
-		b.WriteString(strings.ToUpper(name[:1]) + name[1:] + ": " + readable(f.Value) + ".\n")
+		b.WriteString(name + ": " + readable(f.Value) + ".\n")
 	}
 	if v, ok := p.Get("return"); ok && v != "" {
 		b.WriteString("Send the result to " + v + ".\n")

@@ -169,23 +169,25 @@ func Parse(src string) (*Packet, []Diagnostic) {
 		}
 		parts = append(parts, span{l, i + 1, 1})
 	}
-	// Split on '|', remembering where each field starts.
+	// Split on '|', remembering where each field starts. A field continues across a wrap
+	// only when the wrap is at its very start or end, so joining its pieces is exact.
 	var fields []span
 	var cur *span
 	for _, pt := range parts {
-		for j := 0; j <= len(pt.text); j++ {
-			if cur == nil {
-				cur = &span{line: pt.line, col: pt.col + j}
-			}
-			if j == len(pt.text) {
-				break
-			}
-			if pt.text[j] == '|' {
+		pieces := strings.Split(pt.text, "|")
+		off := 0
+		for j, piece := range pieces {
+			if j > 0 {
 				fields = append(fields, *cur)
 				cur = nil
-				continue
 			}
-			cur.text += pt.text[j : j+1]
+			if cur == nil || cur.text == "" && piece != "" {
+				// A field's position is where its text starts, on the next line when the
+				// packet wraps right after a '|'.
+				cur = &span{line: pt.line, col: pt.col + off}
+			}
+			cur.text += piece
+			off += len(piece) + 1
 		}
 	}
 	if cur != nil {
