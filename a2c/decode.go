@@ -313,7 +313,9 @@ func hex4(s string, at int) (rune, bool) {
 	return v, true
 }
 
+// quoted reads a string between " or ' (whichever opens it).
 func (r *reader) quoted() (string, error) {
+	q := r.s[r.pos]
 	r.pos++ // opening quote
 	buf := r.d.buf[:0]
 	for {
@@ -321,7 +323,7 @@ func (r *reader) quoted() (string, error) {
 			return "", r.errorf("unterminated string")
 		}
 		c := r.s[r.pos]
-		if c == '"' {
+		if c == q {
 			r.pos++
 			break
 		}
@@ -331,7 +333,7 @@ func (r *reader) quoted() (string, error) {
 			continue
 		}
 		var err error
-		buf, err = r.escape(buf, "\"/")
+		buf, err = r.escape(buf, "\"'/")
 		if err != nil {
 			return "", err
 		}
@@ -395,7 +397,7 @@ func (r *reader) value(depth int) (trace.Value, error) {
 		for {
 			var k string
 			var err error
-			if r.pos < len(r.s) && r.s[r.pos] == '"' {
+			if r.pos < len(r.s) && (r.s[r.pos] == '"' || r.s[r.pos] == '\'') {
 				k, err = r.quoted()
 			} else {
 				k, err = r.bare(true)
@@ -445,7 +447,7 @@ func (r *reader) value(depth int) (trace.Value, error) {
 			}
 			return v, r.errorf("expected , or ] in an array")
 		}
-	case c == '"':
+	case c == '"' || c == '\'':
 		s, err := r.quoted()
 		if err != nil {
 			return trace.Value{}, err
@@ -488,7 +490,7 @@ func (r *reader) bare(key bool) (string, error) {
 		if c == ',' || c == '}' || c == ']' || c == '|' || (key && c == ':') {
 			break
 		}
-		if c == '"' || c == '\\' || c == '{' || c == '[' || c < 0x20 {
+		if c == '"' || c == '\\' || c == '{' || c == '[' || c < 0x20 || (r.pos == start && c == '\'') {
 			return "", r.errorf("unexpected %q in an unquoted string", c)
 		}
 		r.pos++

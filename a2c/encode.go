@@ -1,9 +1,11 @@
 package a2c
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley/trace"
@@ -115,6 +117,8 @@ type Features struct {
 	Dictionary bool
 	Styles     map[byte]bool
 	RawEscapes bool // a raw field needed an escape
+	Newlines   bool // a raw field kept a newline
+	Quotes     bool // a string was quoted with '
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to
@@ -154,10 +158,47 @@ func (e *Encoder) Encode(rec *trace.Value) (string, error) {
 	if e.opt.Schema {
 		e.feat.Schema = true
 		e.line = e.schemaLine(e.line, rec)
+		if e.feat.Newlines {
+			e.line = fixNewlines(e.line)
+		}
 	} else {
 		e.line = e.value(e.line, rec)
 	}
 	return string(e.splice(e.line)), nil
+}
+
+// RecordStart reports whether a payload line starts a record: a kind letter alone or
+// before |, or ~, " or { first, or the a2c/1 magic (which starts the next session).
+// Any other line continues the text of the record before it.
+func RecordStart(line string) bool {
+	if line == "" {
+		return false
+	}
+	switch c := line[0]; {
+	case c == '~' || c == '"' || c == '{':
+		return true
+	case codeKinds[c] != "" && (len(line) == 1 || line[1] == '|' || line[1] == '\n'):
+		return true
+	}
+	return strings.HasPrefix(line, Magic)
+}
+
+// fixNewlines escapes every raw newline of a record line that is followed by what
+// would read as the start of a record. Raw newlines only come from raw string fields,
+// where \n means the same.
+func fixNewlines(line []byte) []byte {
+	if bytes.IndexByte(line, '\n') < 0 {
+		return line
+	}
+	out := make([]byte, 0, len(line)+8)
+	for i := 0; i < len(line); i++ {
+		if line[i] == '\n' && RecordStart(string(line[i+1:min(len(line), i+1+len(Magic))])) {
+			out = append(out, '\\', 'n')
+			continue
+		}
+		out = append(out, line[i])
+	}
+	return out
 }
 
 func (e *Encoder) count(s string) int {
@@ -335,12 +376,26 @@ func (e *Encoder) rawString(dst []byte, s string) []byte {
 		dst = append(dst, '\\')
 		e.feat.RawEscapes = true
 	}
-	start := len(dst)
+	start, full := len(dst), s
+	if e.opt.RawNewlines {
+		// Newlines stay newlines (a model reads them as one token where \n costs two);
+		// fixNewlines escapes the few that would look like the start of a record.
+		for {
+			i := strings.IndexByte(s, '\n')
+			if i < 0 {
+				break
+			}
+			dst = appendEscaped(dst, s[:i], '|')
+			dst = append(dst, '\n')
+			e.feat.Newlines = true
+			s = s[i+1:]
+		}
+	}
 	dst = appendEscaped(dst, s, '|')
-	if len(dst)-start != len(s) {
+	if len(dst)-start != len(full) {
 		e.feat.RawEscapes = true
 	}
-	e.st.register(s)
+	e.st.register(full)
 	return dst
 }
 
@@ -455,10 +510,18 @@ func (e *Encoder) str(dst []byte, s string) []byte {
 			return dst
 		}
 	}
-	if bare {
+	switch {
+	case bare:
 		e.feat.Bare = true
 		dst = append(dst, s...)
-	} else {
+	case e.opt.Bare && strings.Count(s, `"`) > strings.Count(s, "'"):
+		// Text full of double quotes (JSON cut short, HTML) reads and tokenizes better
+		// between single quotes than with every " escaped.
+		e.feat.Quotes = true
+		dst = append(dst, '\'')
+		dst = appendEscaped(dst, s, '\'')
+		dst = append(dst, '\'')
+	default:
 		dst = appendQuotedCVN(dst, s)
 	}
 	e.st.register(s)
@@ -468,7 +531,7 @@ func (e *Encoder) str(dst []byte, s string) []byte {
 // bareKey reports whether an object key can go without quotes: it cannot be mistaken
 // for the structure around it.
 func bareKey(k string) bool {
-	if k == "" || k[0] == ' ' || k[len(k)-1] == ' ' || k[0] == '"' {
+	if k == "" || k[0] == ' ' || k[len(k)-1] == ' ' || k[0] == '"' || k[0] == '\'' {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
@@ -519,7 +582,9 @@ func (e *Encoder) splice(line []byte) []byte {
 	out := e.out[:0]
 	text := e.st.text
 	lit := base
-	p := base
+	// The first two bytes of a record stay literal: they are what marks a line as the
+	// start of a record (RecordStart).
+	p := min(base+2, end)
 	for p < end {
 		bestLen, bestSrc := 0, 0
 		if e.opt.Splices && p+hashLen <= end {

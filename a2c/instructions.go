@@ -57,7 +57,11 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(".")
 	}
 	if f.Bare {
-		b.WriteString(" Quotes optional.")
+		b.WriteString(" Quotes optional")
+		if f.Quotes {
+			b.WriteString("; ' quotes too")
+		}
+		b.WriteString(".")
 	}
 	if f.ValueRefs {
 		b.WriteString(" $k: k-th string of 5+ bytes.")

@@ -17,6 +17,9 @@ type Options struct {
 	Schema bool
 	// Bare drops the quotes around object keys and simple strings.
 	Bare bool
+	// RawNewlines keeps newlines of text fields as line breaks, so a record may span
+	// lines; a record starts at a line that RecordStart accepts.
+	RawNewlines bool
 	// Embedded re-reads strings that hold JSON (tool arguments and results) and writes
 	// the parsed value with a one-letter style tag, when writing it back in that style
 	// gives the same bytes.
@@ -45,7 +48,7 @@ type Options struct {
 // Default returns the configuration that `parley a2c encode` uses: every mechanism on,
 // no dictionary.
 func Default(c Counter) Options {
-	return Options{Schema: true, Bare: true, Embedded: true, ValueRefs: true, Splices: true, TokenAligned: c != nil, Counter: c}
+	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, ValueRefs: true, Splices: true, TokenAligned: c != nil, Counter: c}
 }
 
 func (o *Options) minValueLen() int {

@@ -110,8 +110,8 @@ func DecodeSession(payload string, dict *Dictionary) (string, []trace.Value, err
 	}
 	dec := NewDecoder(dict)
 	out := make([]trace.Value, 0, len(lines)-1)
-	for _, l := range lines[1:] {
-		v, err := dec.Decode(l)
+	for _, rec := range groupRecords(lines[1:]) {
+		v, err := dec.Decode(rec)
 		if err != nil {
 			return id, out, err
 		}
@@ -175,4 +175,18 @@ func Verify(id string, recs []trace.Value, opt Options) (*Encoded, int, error) {
 		bad += len(got) - len(recs)
 	}
 	return enc, bad, nil
+}
+
+// groupRecords joins continuation lines (text that kept its newlines) to the record line
+// before them.
+func groupRecords(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if len(out) == 0 || RecordStart(l) {
+			out = append(out, l)
+			continue
+		}
+		out[len(out)-1] += "\n" + l
+	}
+	return out
 }
