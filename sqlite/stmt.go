@@ -17,15 +17,28 @@ type stmtCache struct {
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
 
+// get returns the prepared statement for query, preparing it on first use. It must not hold
+// c.mu while it prepares: on the writer, preparing waits for the one connection, and the
+// transaction holding that connection may be waiting in lookup for c.mu (a deadlock that
+// wedged every post until its client gave up; see TestStmtCacheNoDeadlock). Two callers may
+// then prepare the same query at once; the second keeps the first's statement.
 func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.m[query]; ok {
+	if st := c.lookup(query); st != nil {
 		return st, nil
 	}
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.m[query]; ok {
+		st.Close()
+		return prev, nil
+	}
+	if c.m == nil { // closed meanwhile
+		st.Close()
+		return nil, sql.ErrConnDone
 	}
 	c.m[query] = st
 	return st, nil
