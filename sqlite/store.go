@@ -274,6 +274,9 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	m := *a.Message
 	m.Time = m.Time.UTC().Truncate(time.Microsecond)
 	m.Seq = 0
+	if a.Lapses != nil && a.Lapses.Room != "" && a.Lapses.Room != m.Room {
+		return nil, fmt.Errorf("append: lapses an ask of room %q in room %q", a.Lapses.Room, m.Room)
+	}
 
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
