@@ -120,6 +120,11 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 	m.HandleFunc("GET /rooms/{room}/state", h.page(h.state))
 	m.HandleFunc("GET /rooms/{room}/stats", h.page(h.stats))
 	m.HandleFunc("GET /ui/rooms/{room}/events", h.events)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		u, _ := h.current(r)
+		h.render(w, r, http.StatusNotFound, "error", &view{Title: "Not found", User: u,
+			Error: "There is no page at this address."})
+	})
 	h.mux = m
 	return http.NewCrossOriginProtection().Handler(h)
 }
@@ -307,6 +312,11 @@ func (h *Handler) page(fn func(w http.ResponseWriter, r *http.Request, u *user) 
 		if u == nil {
 			if r.Method == http.MethodPost {
 				h.setCookie(w, r, "", -1)
+			}
+			// The front page is where everyone starts: the form is the page, not a refusal.
+			if r.URL.Path == "/" {
+				h.render(w, r, http.StatusOK, "signin", &view{Title: "Sign in", Next: "/"})
+				return
 			}
 			h.render(w, r, http.StatusUnauthorized, "signin", &view{Title: "Sign in", Next: safeNext(r.URL.Path),
 				Error: "Sign in to see this page."})

@@ -461,3 +461,23 @@ func TestEventsEndOnShutdown(t *testing.T) {
 		t.Error("stream outlived the shutdown")
 	}
 }
+
+func TestFrontAndMissingPages(t *testing.T) {
+	f := newFixture(t, web.Options{})
+	b := f.browser(t)
+	if resp, body := b.get("/"); resp.StatusCode != 200 || !strings.Contains(body, `id="token"`) || !strings.Contains(body, `<label for="token">`) {
+		t.Errorf("front page signed out: %d", resp.StatusCode)
+	}
+	if resp, body := b.get("/no/such/page"); resp.StatusCode != 404 || !strings.Contains(body, "no page at this address") {
+		t.Errorf("missing page: %d", resp.StatusCode)
+	}
+	// A sign-in link that tries to send the browser elsewhere afterwards stays on this site.
+	_, body := b.get("/signin?next=//evil.example/x")
+	if strings.Contains(body, "evil.example") {
+		t.Error("the sign-in form carries a foreign next URL")
+	}
+	resp, _ := b.do("POST", "/signin", url.Values{"token": {adminToken}, "next": {"https://evil.example/"}}, nil)
+	if loc := resp.Header.Get("Location"); loc != "/" {
+		t.Errorf("sign-in redirects to %q", loc)
+	}
+}
