@@ -74,8 +74,9 @@ func Encode(request []byte) (*Packet, error) {
 	if p.Task == "" || p.Dom == "" {
 		return nil, errors.New("the request needs task and dom, e.g. {\"task\":\"FETCH\",\"dom\":\"HR\",\"return\":\"HR-Agent\"}")
 	}
-	if strings.ContainsAny(p.Task+p.Dom, "|:\n\r") {
-		return nil, errors.New("task and dom cannot contain '|', ':' or a line break")
+	p.Task, p.Dom = strings.TrimSpace(p.Task), strings.TrimSpace(p.Dom)
+	if p.Task == "" || p.Dom == "" || strings.ContainsAny(p.Task+p.Dom, "|: \t\n\r") {
+		return nil, errors.New("task and dom are single words, with no '|', ':' or white space")
 	}
 	if _, ok := fields["aacp"]; !ok {
 		fields["aacp"] = Version
