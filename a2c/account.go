@@ -94,6 +94,13 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 	if opt.Dictionary != nil && opt.Dictionary.Text != "" {
 		dictTokens = c.Count(opt.Dictionary.Text)
 	}
+	// Under DictOnce each session's share of the dictionary is what break-even charges;
+	// the total charges the whole dictionary once (Measure fixes the rounding below).
+	share := dictTokens
+	if opt.DictCharge == DictOnce && len(in) > 0 {
+		share = (dictTokens + len(in) - 1) / len(in)
+	}
+	usedDict := false
 	var bes []int
 	for si := range in {
 		if err := ctx.Err(); err != nil {
@@ -111,7 +118,8 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 		}
 		sr.InstructionTokens = c.Count(enc.Instructions)
 		if enc.UsesDict {
-			sr.DictionaryTokens = dictTokens
+			usedDict = true
+			sr.DictionaryTokens = share
 		}
 		cumFull := c.Count(enc.Header) + sr.InstructionTokens + sr.DictionaryTokens
 		sr.PayloadTokens = c.Count(enc.Header)
@@ -157,6 +165,15 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 		if progress != nil {
 			progress(si+1, len(in))
 		}
+	}
+	if opt.DictCharge == DictOnce {
+		// The whole dictionary, once, however many sessions shared it.
+		res.FullCostTokens -= res.DictionaryTokens
+		res.DictionaryTokens = 0
+		if usedDict {
+			res.DictionaryTokens = dictTokens
+		}
+		res.FullCostTokens += res.DictionaryTokens
 	}
 	res.Saving = saving(res.FullCostTokens, res.RawTokens)
 	res.MedianBreakEven = median(bes)

@@ -8,41 +8,80 @@ import (
 )
 
 // Dictionary is text both sides hold before a session starts. Splices may point into it
-// as if it were the start of the session; a session that does so is charged its tokens.
+// as if it were the start of every session.
+//
+// How it is charged is an accounting choice (see DictCharge): a dictionary is a
+// versioned asset of a deployment, shipped once to a receiver and reused for every
+// session, so by default its full size is charged once to the measured set (and shared
+// equally among the sessions that use it for break-even); DictPerSession charges it to
+// every session that uses it, which no dictionary can win against, since a splice
+// into it never costs less than nothing.
 type Dictionary struct {
 	Text string
 }
 
+// DictCharge says how a dictionary's tokens enter the full cost.
+type DictCharge int
+
+const (
+	DictOnce       DictCharge = iota // once for the measured set, in full
+	DictPerSession                   // in full for every session that uses it
+)
+
 // TrainOptions bounds dictionary learning.
 type TrainOptions struct {
-	MaxBytes    int // total size; default 4096
-	MinSessions int // a string must occur in at least this many sessions; default 2
-	MinLen      int // shortest string kept, in bytes; default 32
+	MaxBytes int     // total size; default 8192
+	MinShare float64 // a piece must occur in at least this share of sessions; default 0.2
+	MinLen   int     // shortest piece kept, in bytes; default 24
 }
 
-// Train learns a dictionary from training sessions: the string values (texts, tool
-// results, descriptions) that recur in the most sessions, scored by bytes saved, until
-// MaxBytes. It sees only the sessions it is given: pass the training split.
+// Train learns a dictionary from training sessions. Pieces are the lines of every
+// string value (system prompts, tool descriptions, boilerplate of tool results) and the
+// whole values up to 2 KB; a piece is kept when it occurs in at least MinShare of the
+// sessions, most bytes saved first, until MaxBytes. Kept pieces are written in the order
+// they first occur, joined by newlines, so that a block of boilerplate lines stays one
+// block that a single splice can copy. It sees only the sessions it is given: pass the
+// training split.
 func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 	if opt.MaxBytes <= 0 {
-		opt.MaxBytes = 4096
+		opt.MaxBytes = 8192
 	}
-	if opt.MinSessions <= 0 {
-		opt.MinSessions = 2
+	if opt.MinShare <= 0 {
+		opt.MinShare = 0.2
 	}
 	if opt.MinLen <= 0 {
-		opt.MinLen = 32
+		opt.MinLen = 24
 	}
 	count := map[string]int{}
+	first := map[string]int{}
+	order := 0
 	for _, s := range sessions {
 		seen := map[string]bool{}
+		note := func(p string) {
+			if len(p) < opt.MinLen || seen[p] {
+				return
+			}
+			seen[p] = true
+			count[p]++
+			if _, ok := first[p]; !ok {
+				first[p] = order
+				order++
+			}
+		}
 		var walk func(v *trace.Value)
 		walk = func(v *trace.Value) {
 			switch v.Kind {
 			case trace.String:
-				if len(v.Str) >= opt.MinLen && !seen[v.Str] {
-					seen[v.Str] = true
-					count[v.Str]++
+				if len(v.Str) <= 2048 {
+					note(v.Str)
+				}
+				if strings.IndexByte(v.Str, '\n') >= 0 {
+					for _, l := range strings.Split(v.Str, "\n") {
+						note(l)
+					}
+				}
+				if ev, _, ok := detectEmbedded(v.Str, nil); ok {
+					walk(&ev)
 				}
 			case trace.Array:
 				for i := range v.Items {
@@ -58,13 +97,17 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 			walk(&s[i])
 		}
 	}
+	min := int(opt.MinShare*float64(len(sessions)) + 0.999)
+	if min < 2 {
+		min = 2
+	}
 	type cand struct {
 		s     string
 		score int
 	}
 	var cs []cand
 	for s, n := range count {
-		if n >= opt.MinSessions {
+		if n >= min {
 			cs = append(cs, cand{s, n * len(s)})
 		}
 	}
@@ -74,19 +117,37 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 		}
 		return cs[i].s < cs[j].s
 	})
-	var b strings.Builder
+	var kept []string
+	size := 0
 	for _, c := range cs {
-		// The dictionary holds strings as a raw field would write them, so that a
-		// splice can copy them into a line unchanged.
-		lit := string(appendEscaped(nil, c.s, '|'))
-		if b.Len()+len(lit)+1 > opt.MaxBytes {
+		// A piece inside one already kept adds nothing.
+		dup := false
+		for _, k := range kept {
+			if strings.Contains(k, c.s) {
+				dup = true
+				break
+			}
+		}
+		if dup || size+len(c.s)+1 > opt.MaxBytes {
 			continue
 		}
-		b.WriteString(lit)
-		b.WriteByte('\n')
+		kept = append(kept, c.s)
+		size += len(c.s) + 1
 	}
-	if b.Len() == 0 {
-		return &Dictionary{}
+	sort.Slice(kept, func(i, j int) bool { return first[kept[i]] < first[kept[j]] })
+	var b strings.Builder
+	for i, k := range kept {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		// Written as a raw field writes text (newlines kept), so a splice copies a
+		// piece into a line unchanged.
+		for j, l := range strings.Split(k, "\n") {
+			if j > 0 {
+				b.WriteByte('\n')
+			}
+			b.Write(appendEscaped(nil, l, '|'))
+		}
 	}
-	return &Dictionary{Text: strings.TrimSuffix(b.String(), "\n")}
+	return &Dictionary{Text: b.String()}
 }

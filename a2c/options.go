@@ -39,8 +39,10 @@ type Options struct {
 	// the parts the session uses.
 	FullInstructions bool
 	// Dictionary, when set, is text both sides hold before the session starts; splices
-	// may point into it. Its tokens are charged to every session in full.
+	// may point into it. Its tokens are charged in full (see DictCharge).
 	Dictionary *Dictionary
+	// DictCharge says how Measure charges the dictionary (see Dictionary).
+	DictCharge DictCharge
 	// Counter counts tokens for TokenAligned decisions; nil falls back to byte lengths.
 	Counter Counter
 }

@@ -350,8 +350,9 @@ func runA2CVerify(ctx context.Context, e *env, args []string) error {
 
 const a2cBenchmarkDescription = `
 Measure a2c/1 on a source in real tokens. raw = the canonical JSON of every record;
-full cost = payload + the session's decode instructions + the dictionary (when a session
-uses it, in full); saving = 1 − full/raw. Also against the same records as one minified
+full cost = payload + every session's decode instructions + the dictionary (in full: once
+for the whole set by default, or for every session that uses it with --dict-charge
+session); saving = 1 − full/raw. Also against the same records as one minified
 JSON array, pretty JSON (indent 2) and TOON. Break-even of a session: the first handoff k
 where the cumulative full cost (instructions charged with the first handoff) is at most
 the cumulative raw cost; the median over sessions and the sessions that never break
@@ -368,6 +369,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	sf := addSourceFlags(fs)
 	encName := fs.String("encoding", "cl100k_base", "the tokenizer: cl100k_base (comparable with published figures) or o200k_base")
 	dictPath := fs.String("dict", "", "a dictionary file written by 'parley a2c train'")
+	dictCharge := fs.String("dict-charge", "once", "how the dictionary is charged: once (in full, once for all sessions: a deployment ships it once) or session (in full to every session that uses it)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	perSession := fs.Bool("sessions-table", false, "also list every session's figures")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -387,6 +389,14 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	}
 	opt := a2c.Default(enc)
 	opt.Dictionary = dict
+	switch *dictCharge {
+	case "once":
+		opt.DictCharge = a2c.DictOnce
+	case "session":
+		opt.DictCharge = a2c.DictPerSession
+	default:
+		return usageErrorf("--dict-charge must be once or session, not %q", *dictCharge)
+	}
 	step := max(len(ss)/10, 1)
 	res, err := a2c.Measure(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), func(done, total int) {
 		if done%step == 0 || done == total {
@@ -437,18 +447,19 @@ func benchmarkBaselines() []a2c.Baseline {
 }
 
 const a2cTrainDescription = `
-Learn a dictionary from training data: the longest strings that recur across sessions,
-up to --max-bytes, written as text to --output. benchmark, encode, decode and verify take
+Learn a dictionary from training data: the lines and values (system prompts, tool
+descriptions, boilerplate) that recur in at least a fifth of the sessions, most bytes
+saved first, up to --max-bytes, written as text to --output. benchmark, encode, decode and verify take
 it with --dict. Train on data you will not measure on: a dictionary learned from the test
-set flatters the codec. A dictionary is charged in full to every session that uses it,
-so on small sessions it often costs more than it saves; benchmark tells.`
+set flatters the codec ('parley a2c optimize' splits by trajectory for you). benchmark
+charges the dictionary's tokens in full, once by default.`
 
 func runA2CTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "a2c train", "a2c train --adapter A --source PATH --output FILE [--max-bytes N]", a2cTrainDescription,
 		"  parley a2c train --adapter openai --source train.jsonl --output tau.dict\n  parley a2c benchmark --adapter openai --source test.jsonl --dict tau.dict")
 	sf := addSourceFlags(fs)
 	output := fs.String("output", "", "where to write the dictionary (required)")
-	maxBytes := fs.Int("max-bytes", 4096, "the dictionary's size limit in bytes")
+	maxBytes := fs.Int("max-bytes", 8192, "the dictionary's size limit in bytes")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
