@@ -22,7 +22,9 @@ const writeWait = 30 * time.Second
 //	data: <next line …>
 //
 // The event's data plus one "\n" is exactly that message's history text (SSE drops the
-// final newline), so a follower can rebuild the same bytes as GET …/history. The stream
+// final newline), so a follower can rebuild the same bytes as GET …/history. The one
+// exception: SSE cannot carry a CR (it ends a line), so a body's CR and CRLF line endings
+// arrive as LF; a reader that needs those bytes exactly reads history. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
 // a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
 // instance wake it through RoomService.Watch.
@@ -126,6 +128,9 @@ func appendEvent(b []byte, seq int64, text []byte) []byte {
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, "\nevent: message\n"...)
 	data := strings.TrimSuffix(string(text), "\n")
+	if strings.IndexByte(data, '\r') >= 0 {
+		data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
+	}
 	for line := range strings.SplitSeq(data, "\n") {
 		b = append(b, "data: "...)
 		b = append(b, line...)

@@ -564,3 +564,59 @@ func TestMountAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsCarriageReturn checks that a body with CR line endings cannot break the event
+// stream's framing: SSE ends a line at CR too.
+func TestEventsCarriageReturn(t *testing.T) {
+	h := &history{}
+	h.add("#1 lead 20260919T1200Z\r\nhello\rworld\n\n")
+	h.add("#2 lead 20260919T1201Z\nnext\n\n")
+	svc := authOnly()
+	h.install(svc)
+	ts, _ := newServer(t, svc)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/v1/rooms/r/events", nil)
+	req.Header.Set("Authorization", "Bearer r.yu")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(resp.Body)
+	if ev := <-events; ev.id != "1" || ev.data+"\n" != "#1 lead 20260919T1200Z\nhello\nworld\n\n" {
+		t.Errorf("event 1 = %+v", ev)
+	}
+	if ev := <-events; ev.id != "2" || ev.data+"\n" != h.msgs[1] {
+		t.Errorf("event 2 = %+v", ev)
+	}
+}
+
+// TestCloseStreams checks that shutting down ends open event streams, which would otherwise
+// hold http.Server.Shutdown until its deadline.
+func TestCloseStreams(t *testing.T) {
+	h := &history{}
+	svc := authOnly()
+	h.install(svc)
+	s := phttp.NewServer(svc, phttp.WithLogger(slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", ts.URL+"/v1/rooms/r/events", nil)
+	req.Header.Set("Authorization", "Bearer r.yu")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	done := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); done <- err }()
+	s.CloseStreams()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("stream ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream is still open after CloseStreams")
+	}
+}
