@@ -28,7 +28,7 @@ func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, e
 		d.warnings = convertDiags(diags)
 	case looksAACP(body):
 		d.format = parley.FormatAACP
-		pk, diags := checkAACP(body)
+		pk, diags := checkAACP(body, roster)
 		if err := refuseErrors(diags); err != nil {
 			return nil, err
 		}

@@ -426,7 +426,7 @@ func TestPostRefusals(t *testing.T) {
 		{"no addressee", "r/a", "r", "v1 note x n=1\nfact\n", parley.EINVALID, "does not say who must act"},
 		{"re of nothing", "r/a", "r", "v1 answer x to b re 99 n=1\nfact\n", parley.EINVALID, "re 99: room r has no message #99"},
 		{"aacp without to", "r/a", "r", "REPORT|IT|return:a|p:1|aacp:1.1|res:x\n", parley.EINVALID, "needs to:<seat>"},
-		{"aacp to a stranger", "r/a", "r", "REPORT|IT|return:a|p:1|aacp:1.1|to:zed|res:x\n", parley.EINVALID, "zed does not sit in this room"},
+		{"aacp to a stranger", "r/a", "r", "REPORT|IT|return:a|p:1|aacp:1.1|to:zed|res:x\n", parley.EINVALID, "`zed` does not sit in this room"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
