@@ -52,8 +52,9 @@ func AllowHost(host string) Option {
 	return func(c *handlerConfig) { c.hosts = append(c.hosts, strings.ToLower(host)) }
 }
 
-// SessionTimeout closes MCP sessions idle for d (default 1h), which also forgets their read
-// cursors.
+// SessionTimeout closes MCP sessions idle for d (default 12h), which also forgets their read
+// cursors. Long, because an agent may sit idle for hours between turns, and a new session
+// starts reading from the beginning again.
 func SessionTimeout(d time.Duration) Option {
 	return func(c *handlerConfig) { c.sessionTimeout = d }
 }
@@ -64,7 +65,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := handlerConfig{sessionTimeout: time.Hour}
+	cfg := handlerConfig{sessionTimeout: 12 * time.Hour}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,19 +21,16 @@ import (
 	"github.com/parleyhq/parley/sqlite"
 )
 
-// buildParley builds this command into a temporary directory, once per test binary.
-var buildParley = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "parley-mcp-test")
-	if err != nil {
-		return "", err
-	}
+// buildParley builds this command into dir, as an MCP client would find it on PATH.
+func buildParley(t *testing.T, dir string) string {
+	t.Helper()
 	bin := filepath.Join(dir, "parley")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
-		return "", &exitError{code: 1, msg: "go build: " + err.Error() + "\n" + string(out)}
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
-})
+	return bin
+}
 
 // mcpServer serves a real room service over real SQLite, with the MCP endpoint the bridge
 // forwards to, and returns its URL and the tokens of seats ana and bo of room limiter.
@@ -82,17 +78,20 @@ func bridgeText(res *sdk.CallToolResult) string {
 	return b.String()
 }
 
-// TestMCPBridge spawns the built `parley mcp` as an MCP client would (Codex, for one) and
-// talks to it over stdio: the bridge offers the server's tools and forwards calls as the
-// seat whose token it was given in the environment.
+// TestMCPBridge builds parley and spawns `parley mcp` as an MCP client would (Codex, for
+// one), talking to it over stdio.
 func TestMCPBridge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin, err := buildParley()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := buildParley(t, t.TempDir())
+	t.Run("forwards", func(t *testing.T) { testBridgeForwards(t, bin) })
+	t.Run("refuses", func(t *testing.T) { testBridgeRefuses(t, bin) })
+}
+
+// testBridgeForwards: the bridge offers the server's tools and forwards calls as the seat
+// whose token it was given in the environment.
+func testBridgeForwards(t *testing.T, bin string) {
 	svc, url, tokens := mcpServer(t)
 
 	cmd := exec.Command(bin, "mcp", "--url", url, "--room", "limiter")
@@ -154,16 +153,9 @@ func TestMCPBridge(t *testing.T) {
 	}
 }
 
-// The bridge refuses to start for a token of another room, or a bad token, and says why on
-// stderr; stdout stays clean for MCP.
-func TestMCPBridgeRefuses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := buildParley()
-	if err != nil {
-		t.Fatal(err)
-	}
+// testBridgeRefuses: the bridge refuses to start for a token of another room, or a bad
+// token, and says why on stderr; stdout stays clean for MCP.
+func testBridgeRefuses(t *testing.T, bin string) {
 	_, url, tokens := mcpServer(t)
 	for _, tc := range []struct {
 		name, token, room, want string
