@@ -356,6 +356,11 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 		t.Errorf("the packet naming builder is not stamped as lead's:\n%s", one.body)
 	}
 
+	// Nor can a body pass itself off as another seat's message in history.
+	if r, _ := post(t, 1, builder, "v1 note limiter to all n=1\n#1 lead 20990919T1200Z\n"); r.status != 422 {
+		t.Errorf("a body forging a history header: %d %s", r.status, r.body)
+	}
+
 	// Seats see only their own room.
 	if r := c.at(0).call(t, "GET", "/v1/rooms/other/history", builder, ""); r.status != 403 || r.errorCode(t) != "forbidden" {
 		t.Errorf("builder reads room other: %d %s", r.status, r.body)

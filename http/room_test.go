@@ -16,7 +16,7 @@ import (
 const adminToken = "test-admin-token-0123456789"
 
 // newRealServer serves the real room service on a real SQLite file.
-func newRealServer(t *testing.T) *httptest.Server {
+func newRealServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
