@@ -158,10 +158,13 @@ func adminDSN() (string, error) {
 	return admin, nil
 }
 
+// binGlob finds the Debian and Ubuntu installations; tests point it elsewhere.
+var binGlob = "/usr/lib/postgresql/*/bin"
+
 // findBinaries returns the directory holding initdb and postgres: the highest version under
 // /usr/lib/postgresql (Debian and Ubuntu), else the one on PATH.
 func findBinaries() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(binGlob)
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, d := range dirs {
 		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {
