@@ -264,6 +264,11 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	now := h.opts.Now()
 	h.sweep(now)
+	// A fresh id on every sign-in, and the browser's previous session ended: an id planted
+	// before sign-in (session fixation) or left over from another seat is never reused.
+	if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" {
+		h.endSession(ck.Value)
+	}
 	sid := randomID()
 	h.mu.Lock()
 	h.sessions[sid] = &session{token: token, csrf: randomID(), lastSeen: now}
