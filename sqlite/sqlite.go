@@ -18,10 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -37,12 +39,13 @@ var _ parley.Store = (*Store)(nil)
 
 // Store is a parley.Store on one SQLite database file.
 type Store struct {
-	path   string
-	write  *sql.DB    // one connection; transactions BEGIN IMMEDIATE
-	read   *sql.DB    // a pool of query_only connections
-	w, r   *stmtCache // prepared statements of write and read
-	watch  *hub
-	closed chan struct{}
+	path  string
+	write *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read  *sql.DB    // a pool of query_only connections
+	w, r  *stmtCache // prepared statements of write and read
+	watch *hub
+	once  sync.Once // Close
+	err   error     // of Close
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -53,6 +56,13 @@ const busyTimeout = 5 * time.Second
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("open sqlite: path %q must be a file name without '?'", path)
+	}
+	// Messages are private to their room: a new database file, and the -wal and -shm files
+	// that SQLite creates with the same mode, are readable by the owner only.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	// The pragmas run on every new connection. journal_mode=WAL is persistent in the file;
 	// synchronous, foreign_keys and busy_timeout are per connection.
@@ -67,7 +77,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: newHub(), closed: make(chan struct{})}
+	s := &Store{path: path, write: write, watch: newHub()}
 	if err := s.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err
@@ -101,20 +111,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 // Close closes the database and every Watch channel.
 func (s *Store) Close() error {
-	select {
-	case <-s.closed:
-		return nil
-	default:
-	}
-	close(s.closed)
-	s.watch.closeAll()
-	s.w.close()
-	s.r.close()
-	err := errors.Join(s.read.Close(), s.write.Close())
-	if err != nil {
-		return fmt.Errorf("close sqlite %s: %w", s.path, err)
-	}
-	return nil
+	s.once.Do(func() {
+		s.watch.closeAll()
+		s.w.close()
+		s.r.close()
+		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {
+			s.err = fmt.Errorf("close sqlite %s: %w", s.path, err)
+		}
+	})
+	return s.err
 }
 
 // migrate applies the embedded migrations that the database has not seen, each in its own

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -89,3 +90,18 @@ func TestOpenBadPath(t *testing.T) {
 
 func BenchmarkAppend(b *testing.B)   { storetest.BenchAppend(b, MustOpen(b)) }
 func BenchmarkMessages(b *testing.B) { storetest.BenchMessages(b, MustOpen(b)) }
+
+func TestFileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s := mustOpenPath(t, path)
+	storetest.MustCreateRoom(t, s, "limiter")
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("stat: %v", err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(p), fi.Mode().Perm())
+		}
+	}
+}
