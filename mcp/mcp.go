@@ -74,6 +74,10 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Logger:         logger,
 		SessionTimeout: cfg.sessionTimeout,
+		// The SDK's own rebinding check (on a loopback listener, only loopback Host names)
+		// stays on unless hosts were allowed by name, as behind a reverse proxy on the same
+		// machine; handler's check then does the job for those names.
+		DisableLocalhostProtection: len(cfg.hosts) > 0,
 		// A posted message is capped by the room's policy (at most 1 MiB); allow for JSON
 		// escaping and the envelope.
 		MaxRequestBodyBytes: 4 << 20,

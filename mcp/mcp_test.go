@@ -371,3 +371,24 @@ func TestReadWaitEndsOnShutdown(t *testing.T) {
 		t.Errorf("read waited %v past the shutdown", d)
 	}
 }
+
+// AllowHost lets a configured name through the rebinding check, and only that name.
+func TestAllowHost(t *testing.T) {
+	f := newFixture(t, mcp.AllowHost("Parley.Internal"))
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	for host, want := range map[string]int{"parley.internal:7070": 200, "parley.internal.": 200, "other.internal": 403} {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", f.url+"/mcp", strings.NewReader(init))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+f.tokens["ana"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
