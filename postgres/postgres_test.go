@@ -144,25 +144,5 @@ func waitFor(t *testing.T, ch <-chan int64, want int64) {
 	}
 }
 
-// TestCloseEndsWatch checks that Close closes the channels of watchers still waiting.
-func TestCloseEndsWatch(t *testing.T) {
-	s, err := postgres.Open(t.Context(), pgtest.DSN(t))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	ch := s.Watch(context.Background(), "limiter")
-	if err := s.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	select {
-	case _, ok := <-ch:
-		if ok {
-			t.Fatal("watch sent a value after Close")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("watch channel still open after Close")
-	}
-}
-
 func BenchmarkAppend(b *testing.B)   { storetest.BenchAppend(b, MustOpen(b, pgtest.DSN(b))) }
 func BenchmarkMessages(b *testing.B) { storetest.BenchMessages(b, MustOpen(b, pgtest.DSN(b))) }

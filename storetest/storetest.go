@@ -48,6 +48,7 @@ func Run(t *testing.T, open Open) {
 		{"Stats", testStats},
 		{"Watch", testWatch},
 		{"Paging", testPaging},
+		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -937,5 +938,26 @@ func testPaging(t *testing.T, s parley.Store) {
 	}
 	if msgs, err := s.Messages(ctx(t), "nosuch", 0, 0); err != nil || len(msgs) != 0 {
 		t.Fatalf("Messages(nosuch) = %v, %v, want none", msgs, err)
+	}
+}
+
+// testCloseEndsWatch checks that Close closes the channels of watchers still waiting, and that
+// a second Close (the one t.Cleanup makes) is harmless.
+func testCloseEndsWatch(t *testing.T, s parley.Store) {
+	MustCreateRoom(t, s, "limiter")
+	ch := s.Watch(context.Background(), "limiter")
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case _, ok := <-ch:
+		if ok {
+			t.Fatal("watch sent a value after Close")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch channel still open after Close")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
 	}
 }
