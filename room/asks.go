@@ -25,11 +25,18 @@ func (s *Service) nudge() {
 // picks up where it left off), at each ask's due time, after every post that opens an ask with
 // a time, and at least every 30 seconds.
 func (s *Service) RunScheduler(ctx context.Context) {
+	defer func() {
+		// Write what the counters gathered, even though ctx has ended.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		s.flushStats(ctx)
+	}()
 	for {
 		_, err := s.LapseDue(ctx)
 		if ctx.Err() != nil {
 			return
 		}
+		s.flushStats(ctx)
 		wait := schedulerPoll
 		if err != nil {
 			s.log.ErrorContext(ctx, "room: scheduler", "err", err)

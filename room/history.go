@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -72,31 +73,28 @@ func AppendMessage(dst []byte, m *parley.Message) []byte {
 }
 
 // countRead records the tokens served to a seat and the part of them a provider prompt cache
-// would serve (see Stats for the model).
+// would serve (see Stats for the model). Tokens are counted per message block; a block ends in
+// a blank line and the next starts with '#', which no BPE merge crosses, so the sum is the
+// count of the whole text.
 func (s *Service) countRead(ctx context.Context, room, seat string, after int64, msgs []*parley.Message, buf []byte, blocks []int) {
-	total := int64(s.tok.Count(string(buf)))
 	k := readKey{room, seat}
 	s.reads.mu.Lock()
 	prev, seen := s.reads.m[k]
 	s.reads.m[k] = readMark{after: after, last: msgs[len(msgs)-1].Seq}
 	s.reads.mu.Unlock()
 
-	var cached int64
-	if seen && prev.after == after && prev.last > after {
-		// The read starts where the seat's previous read started, so its prompt begins with
-		// the same bytes up to the previous read's end: the prefix a cache would hold.
-		end := 0
-		for i, m := range msgs {
-			if m.Seq > prev.last {
-				break
-			}
-			end = blocks[i]
+	// The read starts where the seat's previous read started, so its prompt begins with the
+	// same bytes up to the previous read's end: the prefix a cache would hold.
+	prefix := seen && prev.after == after
+	var total, cached int64
+	start := 0
+	for i, m := range msgs {
+		n := int64(s.blockCount(room, m.Seq, buf[start:blocks[i]]))
+		total += n
+		if prefix && m.Seq <= prev.last {
+			cached += n
 		}
-		if end == len(buf) {
-			cached = total
-		} else if end > 0 {
-			cached = int64(s.tok.Count(string(buf[:end])))
-		}
+		start = blocks[i]
 	}
 	s.addStat(ctx, room, seat, "read_tokens", total)
 	s.addStat(ctx, room, seat, "cached_read_tokens", cached)
@@ -110,4 +108,37 @@ func formatTime(t time.Time) string {
 		return t.Format(TimeFormat)
 	}
 	return t.Format("20060102T1504Z")
+}
+
+// blockTokens caches the token count of each message's history block. Messages never change,
+// so a block is tokenized once per process however often it is read.
+type blockTokens struct {
+	mu sync.Mutex
+	m  map[blockKey]int
+}
+
+type blockKey struct {
+	room string
+	seq  int64
+}
+
+// maxBlockCache bounds the cache; past it the cache starts afresh.
+const maxBlockCache = 1 << 20
+
+func (s *Service) blockCount(room string, seq int64, block []byte) int {
+	k := blockKey{room, seq}
+	s.blocks.mu.Lock()
+	n, ok := s.blocks.m[k]
+	s.blocks.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = s.tok.Count(string(block))
+	s.blocks.mu.Lock()
+	if len(s.blocks.m) >= maxBlockCache {
+		clear(s.blocks.m)
+	}
+	s.blocks.m[k] = n
+	s.blocks.mu.Unlock()
+	return n
 }

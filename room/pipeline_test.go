@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/room"
 )
 
@@ -313,6 +314,13 @@ func TestStatsAndCacheProjection(t *testing.T) {
 		f.MustPost("r/a", fmt.Sprintf("v1 note x to b n=1\nfact number %d\n", i))
 	}
 	first := f.History("r/b", 0) // nothing cached yet
+	enc, err := bpe.Get("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := must(f.Svc.Stats(t.Context(), f.Admin, "r"))(t); st.ReadTokens["b"] != int64(enc.Count(first)) {
+		t.Errorf("read tokens %d, want the count of the text served, %d", st.ReadTokens["b"], enc.Count(first))
+	}
 	f.MustPost("r/a", "v1 note x to b n=1\nfact number 9\n")
 	f.History("r/b", 0) // re-reads the first four messages: a cache would serve them
 	f.History("r/b", 5) // a different start: uncached

@@ -351,16 +351,6 @@ func hashBody(body string) []byte {
 	return h[:]
 }
 
-func (s *Service) addStat(ctx context.Context, room, seat, key string, delta int64) {
-	if delta == 0 {
-		return
-	}
-	if err := s.store.AddStat(ctx, room, seat, key, delta); err != nil {
-		// Stats are bookkeeping: losing one must not fail the request that caused it.
-		s.log.WarnContext(ctx, "room: stat", "room", room, "seat", seat, "key", key, "err", err)
-	}
-}
-
 // invalidAt is an EINVALID with one diagnostic at a position.
 func invalidAt(line, col int, code, msg, hint string) *parley.Error {
 	return parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).

@@ -62,6 +62,8 @@ type Service struct {
 	ev       *evidence.Resolver
 	limits   limits
 	reads    readMarks
+	stats    statBuf
+	blocks   blockTokens
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 }
 
@@ -101,6 +103,7 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 	s.ev = &evidence.Resolver{GitRepo: cfg.GitRepo, Runs: store, Logger: s.log}
 	s.limits.rooms = map[string]*roomLimits{}
 	s.reads.m = map[readKey]readMark{}
+	s.blocks.m = map[blockKey]int{}
 	return s, nil
 }
 

@@ -28,6 +28,7 @@ func (s *Service) Stats(ctx context.Context, c *parley.Caller, room string) (*pa
 	if _, err := s.room(ctx, room); err != nil {
 		return nil, err
 	}
+	s.flushStats(ctx)
 	counters, err := s.store.Stats(ctx, room)
 	if err != nil {
 		return nil, s.internal(ctx, "stats", err)
