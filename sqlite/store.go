@@ -429,16 +429,14 @@ func scanMessage(row interface{ Scan(...any) error }) (*parley.Message, error) {
 	var (
 		m     parley.Message
 		at    int64
-		body  []byte
 		notes string
 		key   sql.NullString
 	)
 	if err := row.Scan(&m.Room, &m.Seq, &m.Seat, &at, &m.Format, &m.Topic, &m.Intent, &m.Re,
-		&body, &m.Tokens, &m.Hash, &notes, &key); err != nil {
+		&m.Body, &m.Tokens, &m.Hash, &notes, &key); err != nil {
 		return nil, err
 	}
 	m.Time = fromMicros(at)
-	m.Body = string(body)
 	m.IdempotencyKey = key.String
 	if notes != "[]" && notes != "" {
 		if err := json.Unmarshal([]byte(notes), &m.Notes); err != nil {
