@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Lint returns warnings: what costs more tokens than it needs or risks a misreading, without
@@ -80,8 +82,10 @@ func (l *linter) lines() {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.dates(ln)
+		l.unixTimes(ln)
 		l.ids(ln)
 		l.bareNumbers(ln)
+		l.emoji(ln)
 	}
 }
 
@@ -180,7 +184,8 @@ func (l *linter) firstWord(ln Line) {
 		l.warn(ln.Num, col, "reserved-spelling", "must not is written as one word, must-not: as two words the line is a plain fact", fix)
 		return
 	}
-	if r, ok := synonyms[lw]; ok {
+	if r, ok := synonyms[lw]; ok && !startsWithNumber(ln.Text) {
+		// `remaining 188000`, `complete 80%`: the word labels a number; it is not a modality.
 		fix := lead + r
 		if ln.Text != "" {
 			fix += " " + ln.Text
@@ -218,6 +223,69 @@ func (l *linter) dates(ln Line) {
 			msg += " (no zone was written: the rewrite assumes UTC)"
 		}
 		l.warn(ln.Num, col, "date-format", msg, strings.Repeat(" ", 0)+ln.Raw[:ln.Col()-1]+after)
+	}
+}
+
+// timeWords label a number as a point in time, so that a 10- or 13-digit number after one
+// reads as a Unix timestamp.
+var timeWords = map[string]bool{"deadline": true, "eta": true, "at": true, "by": true, "until": true, "since": true, "expires": true, "ts": true, "time": true, "timestamp": true, "due": true, "from": true, "before": true, "after": true, "started": true, "ended": true}
+
+// unixHits finds the Unix timestamps in a line: 10 or 13 digits after a word that labels a
+// time, between the years 2000 and 2100.
+func unixHits(ln Line) []tok {
+	var out []tok
+	words := textWords(ln.Raw)
+	for i, w := range words {
+		if i == 0 || !(len(w.s) == 10 || len(w.s) == 13) || !allDigits(w.s) {
+			continue
+		}
+		if !timeWords[strings.ToLower(strings.TrimRight(words[i-1].s, ":="))] {
+			continue
+		}
+		secs, _ := strconv.ParseInt(w.s, 10, 64)
+		if len(w.s) == 13 {
+			secs /= 1000
+		}
+		if secs >= 946684800 && secs <= 4102444800 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// unixTimes warns on Unix timestamps, which no reader converts in its head.
+func (l *linter) unixTimes(ln Line) {
+	for _, w := range unixHits(ln) {
+		secs, _ := strconv.ParseInt(w.s, 10, 64)
+		if len(w.s) == 13 {
+			secs /= 1000
+		}
+		iso := FormatTime(time.Unix(secs, 0))
+		fix := ln.Raw[:w.col-1] + iso + ln.Raw[w.col-1+len(w.s):]
+		l.warn(ln.Num, w.col, "date-format", quote(w.s)+" reads as a Unix timestamp, which a reader cannot check at a glance: ISO basic "+iso, fix)
+	}
+}
+
+// emoji warns on pictographs: each costs several tokens and says nothing a word does not.
+func (l *linter) emoji(ln Line) {
+	for i, r := range ln.Raw {
+		if !unicode.Is(unicode.So, r) || r < 0x2100 || r == '→' {
+			continue // arrows and letter-like symbols are cheap and carry meaning
+		}
+		end := i + utf8.RuneLen(r)
+		for end < len(ln.Raw) {
+			r2, n := utf8.DecodeRuneInString(ln.Raw[end:])
+			if r2 != 0xFE0F && r2 != 0x200D && !unicode.Is(unicode.So, r2) && !unicode.Is(unicode.Sk, r2) {
+				break
+			}
+			end += n
+		}
+		e := ln.Raw[i:end]
+		if countTokens(e) < 2 {
+			continue // a one-token mark costs what a word costs
+		}
+		l.warn(ln.Num, i+1, "emoji", quote(e)+" costs "+plural(countTokens(e), "token")+" and says nothing a word does not (done, claim, block…)", "")
+		return
 	}
 }
 
@@ -332,13 +400,14 @@ func isNumber(s string) bool { return numberRe.MatchString(s) }
 // budget 150000 is clear). HTTP status codes name themselves.
 func (l *linter) bareNumbers(ln Line) {
 	all := textWords(ln.Raw)
+	unixs := unixHits(ln)
 	labelled := false // whether the previous number was labelled, for lists like 8080, 8081
 	for i, w := range all {
 		if !isNumber(w.s) {
 			labelled = false
 			continue
 		}
-		if httpStatus[w.s] {
+		if httpStatus[w.s] || slices.ContainsFunc(unixs, func(u tok) bool { return u.col == w.col }) {
 			labelled = true
 			continue
 		}
@@ -352,7 +421,7 @@ func (l *linter) bareNumbers(ln Line) {
 			case isNumber(all[i-1].s) && strings.HasSuffix(prevRaw, ","):
 				ok = labelled
 			case strings.HasSuffix(prevRaw, ","):
-			case i == 1 && ln.Reserved:
+			case i == 1 && ln.Reserved && ln.Word != "deadline":
 				// A modality word is not a label: `req 60` says what must happen, not what 60 is.
 			case isWord(prev) && !stopwords[prev]:
 				ok = true
@@ -407,6 +476,13 @@ func isWord(s string) bool {
 		}
 	}
 	return true
+}
+
+func startsWithNumber(s string) bool {
+	for _, r := range s {
+		return unicode.IsDigit(r) || r == '~' || r == '$' || r == '+' || r == '-'
+	}
+	return false
 }
 
 func startsWithLetter(s string) bool {
@@ -512,7 +588,7 @@ func (l *linter) asks() {
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
 		case "ask", "deadline":
-			if _, ok := ln.Time(); ok || len(findDates(ln.Text)) > 0 || ln.Text == "" {
+			if _, ok := ln.Time(); ok || len(findDates(ln.Text)) > 0 || len(unixHits(ln)) > 0 || ln.Text == "" {
 				continue
 			}
 			if ln.Word == "ask" {

@@ -60,6 +60,9 @@ eta 2h after merge
 	{"weekday", "v1 request limiter to builder n=1\nmust-not deploy on Friday\n", []string{"date-format"}},
 	{"slash date", "v1 request limiter to builder n=1\ndeadline 19/09/2026\n", []string{"date-format"}},
 
+	{"unix timestamp", "v1 request limiter to builder n=2\ndeadline 1758283200\neta 1758283200000\n", []string{"date-format", "date-format"}},
+	{"a long number that is not a time", "v1 report limiter to lead n=1\norder 1758283200 shipped\n", nil},
+
 	// Ids.
 	{"random id", "v1 report limiter to lead n=1\noutcome instance i_5fBAXDeXWz restarted\n", []string{"random-id"}},
 	{"job id topic", "v1 report job-rl-0917 to lead n=1\noutcome partial\n", []string{"random-id"}},
@@ -97,6 +100,9 @@ eta 2h after merge
 	{"bullets", "v1 request limiter to builder n=2\n- req rate limit the search endpoint\n* must-not push to main\n", []string{"bullet", "bullet"}},
 	{"done with a spaced key", "v1 report limiter to lead n=2\ndone #1 limiter built\nev commit 3f9a2c1\n", []string{"pair-key"}},
 	{"empty reserved line", "v1 request limiter to builder n=1\nreq\n", []string{"empty-line"}},
+
+	{"label words before numbers are not modalities", "v1 note budget to all n=2\nremaining 188000 tokens\ncomplete 80%\n", nil},
+	{"emoji", "v1 report limiter to lead n=1\noutcome shipped 🚀\n", []string{"emoji"}},
 
 	// Header.
 	{"unknown intent", "v1 status limiter to lead n=1\noutcome partial\n", []string{"intent"}},
