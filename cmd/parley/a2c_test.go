@@ -120,3 +120,30 @@ func TestA2CVerifyCorpus(t *testing.T) {
 		}
 	}
 }
+
+func TestA2COptimizeAndCheck(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rel")
+	code, out, errs := runParley(t, "", "a2c", "optimize", "--adapter", "synthetic", "--seed", "3", "--sessions", "10", "--retest", "5", "--output", dir)
+	if code != 0 || !strings.Contains(out, "verdict") {
+		t.Fatalf("optimize: code %d\n%s\n%s", code, out, errs)
+	}
+	for _, f := range []string{"report.md", "results.json", "protocol.json", "manifest.json", "full-cost.svg", "break-even.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("release lacks %s", f)
+		}
+	}
+	if code, out, _ := runParley(t, "", "a2c", "check", dir, "--adapter", "synthetic", "--seed", "3", "--sessions", "10"); code != 0 {
+		t.Fatalf("check: %d %s", code, out)
+	}
+	// A different corpus: the fingerprint no longer matches.
+	if code, out, _ := runParley(t, "", "a2c", "check", dir, "--adapter", "synthetic", "--seed", "4", "--sessions", "10"); code != 1 || !strings.Contains(out, "fingerprint") {
+		t.Fatalf("check against another corpus: %d %s", code, out)
+	}
+	p := filepath.Join(dir, "results.json")
+	b, _ := os.ReadFile(p)
+	b = []byte(strings.Replace(string(b), `"raw_tokens": `, `"raw_tokens": 1`, 1))
+	os.WriteFile(p, b, 0o644)
+	if code, out, _ := runParley(t, "", "a2c", "check", dir); code != 1 || !strings.Contains(out, "raw_tokens") {
+		t.Fatalf("check after altering raw_tokens: %d %s", code, out)
+	}
+}
