@@ -250,14 +250,29 @@ func start(bin string) (*server, error) {
 		return fail(fmt.Errorf("initdb: %w\n%s", err, out))
 	}
 
+	// Another process may take the free port before postgres binds it: try a few.
+	var errs []error
+	for range 3 {
+		srv, err := launch(bin, dir, data, attr)
+		if err == nil {
+			return srv, nil
+		}
+		errs = append(errs, err)
+	}
+	return fail(errors.Join(errs...))
+}
+
+// launch starts postgres on the initialised data dir, on a free port, and waits until it
+// takes connections.
+func launch(bin, dir, data string, attr *syscall.SysProcAttr) (*server, error) {
 	port, err := freePort()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	logPath := filepath.Join(dir, "postgres.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	defer logFile.Close()
 	// Durability is not under test here, speed is welcome: no fsync. Small shared memory,
@@ -287,7 +302,16 @@ func start(bin string) (*server, error) {
 		close(exited)
 	}()
 	if err := <-startErr; err != nil {
-		return fail(fmt.Errorf("postgres: %w", err))
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	shutdown := func() {
+		cmd.Process.Signal(syscall.SIGINT) // fast shutdown
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
 	}
 	s := &server{
 		dir: dir,
@@ -297,13 +321,7 @@ func start(bin string) (*server, error) {
 	var stopOnce sync.Once
 	s.stop = func() {
 		stopOnce.Do(func() {
-			cmd.Process.Signal(syscall.SIGINT) // fast shutdown
-			select {
-			case <-exited:
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
+			shutdown()
 			os.RemoveAll(dir)
 		})
 	}
@@ -328,8 +346,8 @@ func start(bin string) (*server, error) {
 		}
 		if why != "" {
 			log, _ := os.ReadFile(logPath)
-			s.stop()
-			return nil, fmt.Errorf("start postgres: %s\n%s", why, tail(log))
+			shutdown()
+			return nil, fmt.Errorf("postgres on port %d %s\n%s", port, why, tail(log))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
