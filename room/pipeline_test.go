@@ -261,7 +261,10 @@ func TestSchedulerLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An ask whose time is already past when the scheduler starts (as after a restart)…
-	f.MustPost("r/a", "v1 request x to b n=1\nask pick a date, 20260917T0800Z\n")
+	res := f.MustPost("r/a", "v1 request x to b n=1\nask pick a date, 20260917T0800Z\n")
+	if len(res.Warnings) == 0 || res.Warnings[len(res.Warnings)-1].Code != "ask-past" {
+		t.Errorf("no ask-past warning: %+v", res.Warnings)
+	}
 	<-watch
 	done := make(chan struct{})
 	go func() { f.Svc.RunScheduler(ctx); close(done) }()

@@ -18,9 +18,14 @@
 //
 // so that History(after=N) is exactly the suffix of the full text and every reader of a range
 // gets identical bytes, which is what lets provider prompt caches hit.
+//
+// Locks: the Service holds four small mutexes (rate limiters, read marks, counters, the block
+// token cache). None is held while another is taken or while the store is called, so there is
+// no lock order to keep.
 package room
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -246,7 +251,7 @@ func (s *Service) UpdatePolicy(ctx context.Context, c *parley.Caller, room strin
 		return nil, err
 	}
 	p := r.Policy
-	dec := json.NewDecoder(strings.NewReader(string(patch)))
+	dec := json.NewDecoder(bytes.NewReader(patch))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, parley.Errorf(parley.EINVALID, "policy patch: %v", err).
