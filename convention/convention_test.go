@@ -325,6 +325,14 @@ func TestRenderBuilt(t *testing.T) {
 	if HasError(diags) {
 		t.Errorf("rendered message has errors: %v", diags)
 	}
+	// A built message validates and lints like its rendering.
+	if errs := Validate(m, Options{}); len(errs) != 0 {
+		t.Errorf("Validate(built) = %v", errs)
+	}
+	warns := Lint(m, Options{})
+	if got := codes(warns); !slices.Equal(got, []string{"done-without-ev"}) || warns[0].Line != 3 {
+		t.Errorf("Lint(built) = %v", warns)
+	}
 }
 
 func TestDiagnosticString(t *testing.T) {

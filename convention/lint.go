@@ -19,6 +19,22 @@ import (
 // fixtures: markdown bullets, "Done:" with a colon, dates in every common form, ids pasted
 // from other systems, decisions phrased as facts.
 func Lint(m *Message, opt Options) []Diagnostic {
+	if builtLines(m) {
+		// A message built in code has no Raw text; lint its canonical lines instead.
+		c := *m
+		c.Lines = slices.Clone(m.Lines)
+		for i := range c.Lines {
+			ln := &c.Lines[i]
+			if ln.Raw == "" {
+				ln.Raw = ln.render()
+			}
+			ln.Reserved = reservedSet[ln.Word]
+			if ln.Num == 0 {
+				ln.Num = i + 2 // the line it has in Render's output
+			}
+		}
+		m = &c
+	}
 	l := &linter{m: m}
 	l.header()
 	l.lines()
@@ -27,6 +43,15 @@ func Lint(m *Message, opt Options) []Diagnostic {
 	l.decisions()
 	l.json()
 	return l.diags
+}
+
+func builtLines(m *Message) bool {
+	for _, l := range m.Lines {
+		if l.Raw == "" {
+			return true
+		}
+	}
+	return false
 }
 
 type linter struct {

@@ -26,7 +26,8 @@ func Validate(m *Message, opt Options) []Diagnostic {
 	if p.broken && h.Version == "" {
 		return diags // Parse said the header is not one; nothing below would be meaningful.
 	}
-	if h.Version == "" {
+	if h.Version == "" && p.line > 0 {
+		// (A message built in code may leave Version empty: Render writes v1.)
 		errAt(hl, 1, "version", "the header has no version: it starts with "+Version, "")
 	}
 	if len(h.To) == 0 && p.to == 0 {
