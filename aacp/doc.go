@@ -29,6 +29,11 @@
 //     strict error would reject packets the specification allows. Options.Domains makes such
 //     a domain recognised; a DOM that is empty or malformed is still an error.
 //
+// Diagnostic codes: errors empty, utf8, multiline, empty-field, unnamed-field, field-key,
+// task, dom, return, aacp, sensitive, no-to, unknown-seat; warnings dom (unrecognised),
+// priority, version, tone, ccy, unknown-field, duplicate-field, spaces, spacing,
+// empty-value.
+//
 // Named fields in a namespace (a key containing '.', such as acme.cost_centre) are the
 // organisation-private fields section 12 invites, and draw no unknown-field warning.
 //

@@ -23,7 +23,16 @@
 //     the diagnostic's Fix.
 //
 // Every diagnostic carries a 1-based line and a 1-based byte column, like the Go compiler's,
-// so that `file:line:col: message` lands the cursor in an editor.
+// so that `file:line:col: message` lands the cursor in an editor, and a stable code:
+//
+//	errors    empty, utf8, header (malformed), version, no-to, no-n, n-mismatch,
+//	          ev-without-done, unknown-seat (with a roster)
+//	warnings  date-format (with the ISO basic rewrite and the tokens it saves),
+//	          random-id (with its token cost), done-without-ev, test-evidence, ev-kind,
+//	          ev-order, duplicate-key, ask-no-time, deadline-no-time, default-without-ask,
+//	          decider-without-ask, decision-taken, bare-number, reserved-spelling,
+//	          modality-word, pair-key, bullet, markdown, empty-line, blank-line, json-body,
+//	          emoji, intent, re-form, duplicate-seat
 //
 // Render writes the canonical form of a parsed message. For any source that parses without an
 // error, parsing Render's output gives back the same message, and rendering that again gives
