@@ -260,6 +260,20 @@ func testSeats(t *testing.T, s parley.Store) {
 		t.Fatalf("SeatByToken(new token) = %+v, %v, want alice", got, err)
 	}
 	wantCode(t, "SetSeatToken(unknown)", s.SetSeatToken(ctx(t), "limiter", "carol", newHash), parley.ENOTFOUND)
+
+	// A token belongs to one seat on the whole server; seats without one never match.
+	err = s.CreateSeat(ctx(t), &parley.Seat{Room: "other", Name: "mallory", Role: parley.RoleAgent, TokenHash: newHash, CreatedAt: t0})
+	wantCode(t, "CreateSeat(another seat's token)", err, parley.ECONFLICT)
+	wantCode(t, "SetSeatToken(another seat's token)", s.SetSeatToken(ctx(t), "other", "bob", newHash), parley.ECONFLICT)
+	for _, name := range []string{"t1", "t2"} {
+		if err := s.CreateSeat(ctx(t), &parley.Seat{Room: "other", Name: name, Role: parley.RoleHuman, CreatedAt: t0}); err != nil {
+			t.Fatalf("CreateSeat without a token: %v", err)
+		}
+	}
+	_, err = s.SeatByToken(ctx(t), nil)
+	wantCode(t, "SeatByToken(nil)", err, parley.ENOTFOUND)
+	_, err = s.SeatByToken(ctx(t), []byte{})
+	wantCode(t, "SeatByToken(empty)", err, parley.ENOTFOUND)
 }
 
 func testAppend(t *testing.T, s parley.Store) {
