@@ -25,33 +25,49 @@ import (
 	"github.com/parleyhq/parley/internal/pgtest"
 )
 
-// bin is the parley binary built for this test run.
-var bin string
+// binDir holds the parley binary, built once for the whole test run by parley(t).
+var (
+	binDir    string
+	buildOnce sync.Once
+	bin       string
+	buildErr  error
+)
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		dir, err := os.MkdirTemp("", "parley-e2e-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "parley")
-		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goCmd); err != nil {
-			goCmd = "go"
-		}
-		build := exec.Command(goCmd, "build", "-o", bin, "github.com/parleyhq/parley/cmd/parley")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: building parley:", err)
-			return 1
-		}
-		code := m.Run()
-		pgtest.Stop()
-		return code
-	}()
+	code := m.Run()
+	pgtest.Stop()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// parley builds the binary under test, once, and skips in -short mode: building it and
+// running servers takes seconds.
+func parley(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped in -short mode")
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "parley-e2e-")
+		if buildErr != nil {
+			return
+		}
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		bin = filepath.Join(binDir, "parley")
+		out, err := exec.Command(goCmd, "build", "-o", bin, "github.com/parleyhq/parley/cmd/parley").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building parley: %v", buildErr)
+	}
+	return bin
 }
 
 // syncBuffer collects a process's output while the test reads it.
@@ -102,6 +118,7 @@ var adminExport = regexp.MustCompile(`export PARLEY_ADMIN_TOKEN=(\S+)`)
 // listens. The process is stopped (SIGTERM, as a user's Ctrl-C) when the test ends.
 func startServer(t *testing.T, name string, env []string, args ...string) *server {
 	t.Helper()
+	parley(t)
 	s := &server{name: name, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "debug"}, args...)...)
 	s.cmd.Env = cleanEnv(env...)
@@ -263,6 +280,9 @@ func fixture(t *testing.T, name string) string {
 func gitRepo(t *testing.T) (dir, sha string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv(pgtest.EnvRequireAll) == "1" {
+			t.Fatal("git is not installed, and " + pgtest.EnvRequireAll + "=1 requires every suite")
+		}
 		t.Skip("git is not installed: apt-get install -y git")
 	}
 	dir = t.TempDir()

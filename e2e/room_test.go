@@ -23,6 +23,7 @@ import (
 // the same file: the admin token printed at the first start must still work, and nothing is
 // printed again.
 func TestSQLite(t *testing.T) {
+	parley(t)
 	repo, sha := gitRepo(t)
 	db := filepath.Join(t.TempDir(), "parley.db")
 	s := startServer(t, "serve", nil, "--db", "sqlite:"+db, "--git-repo", repo)
@@ -54,6 +55,7 @@ func TestSQLite(t *testing.T) {
 // between them, so that every guarantee (gapless seqs, repeats, idempotency keys, lapsed
 // asks, live reads) is checked across processes.
 func TestPostgres(t *testing.T) {
+	parley(t)
 	dsn := pgtest.DSN(t)
 	repo, sha := gitRepo(t)
 	admin := "e2e-admin-token-0123456789abcdef"
