@@ -1,0 +1,67 @@
+// Package a2c is a lossless codec for machine handoffs (plans, messages, tool calls and
+// results, reviews) that charges itself for its own decode overhead.
+//
+// A session is the ordered records of one trajectory (package trace). The encoder turns
+// each record, one handoff at a time, into a2c/1 text; a record may refer back to
+// anything earlier in its session. The decoder rebuilds every record so that its
+// canonical JSON (trace.AppendCanonical) is byte-identical to the original's; a
+// configuration that misses on a single record cannot win a benchmark. The payload is
+// ordinary printable UTF-8 text, counted with real tokenizers, and shipped with decode
+// instructions that describe only the features the session used. Full cost = payload +
+// instructions + dictionary; it is the only headline number (Measure).
+//
+// # The a2c/1 format
+//
+// A payload is a header line and one record per line; a record's text fields may keep
+// their newlines, so a record may continue over several lines:
+//
+//	a2c/1[+d][ <id>]                                 header; +d: the dictionary is used
+//	<kind>|<from>|<to>|<tool>|<call_id>|<text>|<args>|<result>|<meta>[|<other keys>]
+//	<kind>|…                                         next record (empty fields at the end cut)
+//	 …text that kept its newline…                    continuation: not a record start
+//
+//	 kind   p plan  m message  c tool_call  r tool_result  s status  a artifact
+//	        v review  e error  f final; "…" any other kind; ~ no kind
+//	 ┌──────────── string fields: raw text ───────────┐ ┌────── value fields ──────┐
+//	 from    to    tool    call_id    text              args    result    meta
+//	 empty = default: from/to as in the last record of   empty = absent
+//	 the same kind, tool/call_id as in the previous
+//	 record, text absent; ~ = absent
+//
+// A line is decoded in two layers.
+//
+// Layer 2, splices. Before anything else, «d.n» is replaced by the n bytes that start d
+// bytes before the splice in the session text (the decoded lines so far, each followed
+// by a newline, preceded by the dictionary and a newline when there is one). The copy
+// runs byte by byte, so it may overlap what it produces (LZ77). A literal « is written
+// ««. The first two bytes of a record are never spliced: they mark where a record
+// starts. The encoder keeps a splice only where it is worth it: with TokenAligned, its
+// boundaries move to word boundaries and the real tokenizer must count fewer tokens for
+// the marker than for the literal.
+//
+// Layer 1, the record. Fields are split by |. String fields (from, to, tool, call_id,
+// text) are raw text with backslash escapes (\\ \| \n \r \t \b \f \uXXXX, and \~ \$ \%
+// \" for a first character that would otherwise mean something); a raw newline is a
+// newline, except that one followed by what looks like a record start (RecordStart) is
+// written \n. A string field may instead hold "…" (a quoted string), $k or %X (below).
+// Value fields hold one value in a compact JSON: numbers exactly as in the source,
+// true/false/null, [..], {key:value,..}; keys and strings go without quotes when that is
+// unambiguous (no , : | { } [ ] " \ or control character, no leading digit, -, $, %, ~
+// or ', not a keyword, no space at either end), otherwise between " or ' (whichever
+// needs fewer escapes). Object members keep their order. Members that have no slot
+// (unknown names, wrong types, repeated names) go, in order, in a last object field.
+// Records written without the schema are one such object on a line, starting with {.
+//
+// Value references: $k is the k-th distinct string (counting from 0) of at least 5
+// bytes decoded so far in the session, keys excluded.
+//
+// Embedded JSON: %X followed by an object or array is a string that holds that JSON
+// written in style X (j compact, a compact ASCII, p Python json.dumps, u json.dumps
+// UTF-8, m/n compact with ", " between array items, z/y indent 0, i/k indent 2, I/K
+// indent 4; ASCII styles write non-ASCII as \uXXXX). The encoder uses it only when
+// writing the parsed value back in that style gives the original bytes.
+//
+// Every mechanism can be switched off (Options); the decoder reads any mix. The
+// instructions (Instructions) are built per session from what it used, and are charged
+// in full with the first handoff when Measure computes break-even.
+package a2c
