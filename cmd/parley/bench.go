@@ -20,15 +20,8 @@ import (
 func benchCommands() []command {
 	return []command{
 		{"formats", "the format study's tables: tokens per message and per fact, grammar tax, construct costs", runBenchFormats},
-		// `parley bench server` belongs to the server benchmark's owner: replace
-		// runBenchServer below (or move it to its own file) when it is built.
-		{"server", "load the room server and measure post and read paths (not built yet)", runBenchServer},
+		{"server", "load the room server: durable posts per second, post latency, history read cost, memory", runBenchServer},
 	}
-}
-
-// runBenchServer is the placeholder for `parley bench server`.
-func runBenchServer(ctx context.Context, e *env, args []string) error {
-	return &exitError{code: 1, msg: "server: not built yet"}
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {

@@ -199,7 +199,7 @@ func TestBenchErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"bench"}, 2, "a subcommand is required"},
 		{"unknown subcommand", []string{"bench", "nope"}, 2, `unknown bench subcommand "nope"`},
-		{"server not built", []string{"bench", "server"}, 1, "not built yet"},
+		{"server without seats", []string{"bench", "server", "--seats", "0"}, 2, "--seats must be 1..1000"},
 		{"bad readers", []string{"bench", "formats", "--readers", "0"}, 2, "--readers must be at least 1"},
 		{"stray argument", []string{"bench", "formats", "extra"}, 2, `unexpected argument "extra"`},
 		{"missing study", []string{"bench", "formats", "--study", "/nonexistent/study"}, 1, "study folder"},

@@ -1,0 +1,328 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parleyhq/parley"
+	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/room"
+)
+
+// ServerLoadConfig configures ServerLoad.
+type ServerLoadConfig struct {
+	Store    parley.Store // the store under test, opened (and closed) by the caller
+	StoreKey string       // names the store in the results ("sqlite", "postgres")
+	Seats    int          // seats posting at once; 0 = 20
+	Messages int          // posts in all; 0 = 10000
+	// ReadAt lists room sizes at which posting pauses to time a full history read; nil =
+	// 1000, 5000 and 10000 (those not above Messages; Messages itself is always one).
+	ReadAt []int
+	// Reads is how many times each history read is repeated (the median is reported); 0 = 5.
+	Reads int
+}
+
+// ServerLoadResult is what ServerLoad measured. Durations are in milliseconds.
+type ServerLoadResult struct {
+	Store          string      `json:"store"`
+	Seats          int         `json:"seats"`
+	Messages       int         `json:"messages"`
+	Errors         int         `json:"errors"`
+	FirstError     string      `json:"first_error,omitempty"`
+	PostSeconds    float64     `json:"post_seconds"` // wall time spent posting, reads excluded
+	PostsPerSecond float64     `json:"posts_per_second"`
+	LatencyMS      Percentiles `json:"post_latency_ms"`
+	Reads          []ReadCost  `json:"reads"`
+	Memory         MemoryUse   `json:"memory"`
+	GOMAXPROCS     int         `json:"gomaxprocs"`
+}
+
+// Percentiles of a latency distribution, in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// ReadCost is one full history read (GET …/history, as a seat) at a room size.
+type ReadCost struct {
+	Messages      int     `json:"messages"`
+	Bytes         int     `json:"bytes"`
+	MS            float64 `json:"ms"` // median of the repeats
+	NSPerByte     float64 `json:"ns_per_byte"`
+	BytesPerSecMB float64 `json:"mb_per_s"`
+}
+
+// MemoryUse is runtime.MemStats read around the posting phases. The client runs in the same
+// process, so allocations include its side of each request (small next to the server's).
+type MemoryUse struct {
+	HeapInUseMB       float64 `json:"heap_in_use_mb"` // after the run, after a GC
+	TotalAllocPerPost float64 `json:"total_alloc_per_post_bytes"`
+	MallocsPerPost    float64 `json:"mallocs_per_post"`
+	NumGC             uint32  `json:"num_gc"`
+}
+
+// ServerLoad serves the real room service on cfg.Store through the real HTTP handler on a
+// loopback listener, creates a room with its caps raised out of reach and cfg.Seats seats,
+// and has the seats post cfg.Messages unique, valid convention messages at once, each
+// acknowledged durably (201) before the seat sends its next. It pauses at each ReadAt size to
+// time full history reads.
+func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server load: no store")
+	}
+	if cfg.Seats <= 0 {
+		cfg.Seats = 20
+	}
+	if cfg.Messages <= 0 {
+		cfg.Messages = 10000
+	}
+	if cfg.Reads <= 0 {
+		cfg.Reads = 5
+	}
+	if cfg.ReadAt == nil {
+		cfg.ReadAt = []int{1000, 5000, 10000}
+	}
+	var stops []int
+	for _, n := range cfg.ReadAt {
+		if n > 0 && n < cfg.Messages {
+			stops = append(stops, n)
+		}
+	}
+	slices.Sort(stops)
+	stops = append(slices.Compact(stops), cfg.Messages)
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	admin := randomHex(24)
+	svc, err := room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("server load: %w", err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	c := &client{
+		base: "http://" + ln.Addr().String(),
+		http: &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+			MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
+		}},
+	}
+	// A fresh name, so that a shared PostgreSQL database can be benchmarked more than once.
+	roomName := "bench-" + randomHex(4)
+	policy := map[string]any{
+		"seat_messages_per_minute": 1e9, "seat_burst": 1 << 30, "seat_tokens_per_minute": 1 << 40,
+		"room_messages_per_minute": 1e9, "room_burst": 1 << 30,
+	}
+	if _, err := c.do(ctx, "POST", "/v1/rooms", admin, mustJSON(map[string]any{"name": roomName, "policy": policy}), http.StatusCreated); err != nil {
+		return nil, fmt.Errorf("server load: create room: %w", err)
+	}
+	seats := make([]string, cfg.Seats)
+	tokens := make([]string, cfg.Seats)
+	for i := range seats {
+		seats[i] = fmt.Sprintf("s%02d", i)
+		b, err := c.do(ctx, "POST", "/v1/rooms/"+roomName+"/seats", admin, mustJSON(map[string]string{"name": seats[i]}), http.StatusCreated)
+		if err != nil {
+			return nil, fmt.Errorf("server load: add seat: %w", err)
+		}
+		var out struct{ Token string }
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, fmt.Errorf("server load: add seat: %w", err)
+		}
+		tokens[i] = out.Token
+	}
+
+	res := &ServerLoadResult{Store: cfg.StoreKey, Seats: cfg.Seats, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	latencies := make([]time.Duration, 0, cfg.Messages)
+	var (
+		mu       sync.Mutex
+		errCount atomic.Int64
+		postTime time.Duration
+		allocs   uint64
+		mallocs  uint64
+		next     int // index of the next message to post
+	)
+	postPath := "/v1/rooms/" + roomName + "/messages"
+	for _, stop := range stops {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for s := range cfg.Seats {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mine := make([]time.Duration, 0, (stop-next)/cfg.Seats+1)
+				defer func() {
+					mu.Lock()
+					latencies = append(latencies, mine...)
+					mu.Unlock()
+				}()
+				for {
+					mu.Lock()
+					i := next
+					if i >= stop {
+						mu.Unlock()
+						return
+					}
+					next++
+					mu.Unlock()
+					body := loadPost(i, seats[s], seats[(s+1)%len(seats)])
+					t0 := time.Now()
+					_, err := c.do(ctx, "POST", postPath, tokens[s], body, http.StatusCreated)
+					mine = append(mine, time.Since(t0))
+					if err != nil {
+						if errCount.Add(1) == 1 {
+							mu.Lock()
+							res.FirstError = err.Error()
+							mu.Unlock()
+						}
+						if ctx.Err() != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		postTime += time.Since(start)
+		runtime.ReadMemStats(&after)
+		allocs += after.TotalAlloc - before.TotalAlloc
+		mallocs += after.Mallocs - before.Mallocs
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+
+		rc, err := timeRead(ctx, c, "/v1/rooms/"+roomName+"/history", tokens[0], cfg.Reads)
+		if err != nil {
+			return nil, fmt.Errorf("server load: read at %d: %w", stop, err)
+		}
+		rc.Messages = stop
+		res.Reads = append(res.Reads, rc)
+	}
+
+	res.Errors = int(errCount.Load())
+	res.PostSeconds = postTime.Seconds()
+	res.PostsPerSecond = float64(cfg.Messages) / postTime.Seconds()
+	res.LatencyMS = percentiles(latencies)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.Memory = MemoryUse{
+		HeapInUseMB:       float64(ms.HeapInuse) / (1 << 20),
+		TotalAllocPerPost: float64(allocs) / float64(cfg.Messages),
+		MallocsPerPost:    float64(mallocs) / float64(cfg.Messages),
+		NumGC:             ms.NumGC,
+	}
+	return res, nil
+}
+
+// loadPost is the i-th post: a status report of the kind agents send, unique by its
+// counter so that dedup never refuses it, addressed to another seat of the room.
+func loadPost(i int, from, to string) []byte {
+	return fmt.Appendf(nil, "v1 report load to %s n=4\noutcome batch %d of %s finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-%d\ntodo next batch after review\n", to, i, from, i)
+}
+
+// timeRead reads the whole history n times and returns the median.
+func timeRead(ctx context.Context, c *client, path, token string, n int) (ReadCost, error) {
+	var times []time.Duration
+	size := 0
+	for range n {
+		t0 := time.Now()
+		b, err := c.do(ctx, "GET", path, token, nil, http.StatusOK)
+		if err != nil {
+			return ReadCost{}, err
+		}
+		times = append(times, time.Since(t0))
+		size = len(b)
+	}
+	slices.Sort(times)
+	med := times[len(times)/2]
+	rc := ReadCost{Bytes: size, MS: ms(med)}
+	if size > 0 {
+		rc.NSPerByte = float64(med.Nanoseconds()) / float64(size)
+		rc.BytesPerSecMB = float64(size) / med.Seconds() / (1 << 20)
+	}
+	return rc, nil
+}
+
+func percentiles(d []time.Duration) Percentiles {
+	if len(d) == 0 {
+		return Percentiles{}
+	}
+	slices.Sort(d)
+	at := func(q float64) float64 {
+		i := int(q*float64(len(d))+0.5) - 1
+		return ms(d[min(max(i, 0), len(d)-1)])
+	}
+	return Percentiles{P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: ms(d[len(d)-1])}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// client is a minimal HTTP client of the API.
+type client struct {
+	base string
+	http *http.Client
+}
+
+// do sends a request and returns the body when the status is want, an error otherwise.
+func (c *client) do(ctx context.Context, method, path, token string, body []byte, want int) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, strconv.Itoa(resp.StatusCode), bytes.TrimSpace(b))
+	}
+	return b, nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of strings and numbers reach here
+	}
+	return b
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/parleyhq/parley/bench"
+)
+
+const benchServerDescription = `
+Load the room server and measure it. The real server runs in this process on a loopback
+listener (127.0.0.1:0): the HTTP handler and room service of 'parley serve', over SQLite (a
+new temporary file unless --db names one) or PostgreSQL. A room is created with its rate caps
+raised out of reach, and --seats seats post --messages unique, valid convention messages at
+once, each one acknowledged (201, durable: committed with synchronous=FULL on SQLite) before
+its seat sends the next.
+
+Reported: durable posts per second and post latency percentiles (p50, p95, p99, max) over
+the posting phases; a full history read (as a seat, median of 5) at 1k, 5k and 10k messages
+and at the end, with its cost per byte returned, which should stay flat as the room grows;
+and memory (heap in use after the run, bytes and allocations per post; the client's side is
+included, since it runs in the same process).
+
+The machine's other load counts: run it more than once and quote the median.`
+
+const benchServerExamples = `  parley bench server
+  parley bench server --seats 20 --messages 10000 --json
+  parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
+  parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable`
+
+func runBenchServer(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "bench server", "bench server [--db sqlite:PATH|postgres://…] [--seats 20] [--messages N] [--json]",
+		benchServerDescription, benchServerExamples)
+	db := fs.String("db", "", "database: sqlite:PATH, a bare PATH, or postgres://… (default: a temporary SQLite file)")
+	seats := fs.Int("seats", 20, "seats posting at once")
+	messages := fs.Int("messages", 10000, "messages to post in all")
+	asJSON := fs.Bool("json", false, "print the results as one JSON object")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("unexpected argument %q", rest[0])
+	}
+	if *seats < 1 || *seats > 1000 {
+		return usageErrorf("--seats must be 1..1000, not %d", *seats)
+	}
+	if *messages < 1 {
+		return usageErrorf("--messages must be at least 1, not %d", *messages)
+	}
+
+	kind, target := "sqlite", ""
+	if *db != "" {
+		if kind, target, err = parseDB(*db); err != nil {
+			return err
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "parley-bench-")
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer os.RemoveAll(dir)
+		target = filepath.Join(dir, "bench.db")
+	}
+	store, err := openStore(ctx, kind, target)
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	defer store.Close()
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Messages: *messages})
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(e.stdout, benchServerText(res))
+	}
+	if res.Errors > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d posts failed; the first: %s", res.Errors, res.Messages, res.FirstError)}
+	}
+	return nil
+}
+
+func benchServerText(r *bench.ServerLoadResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "parley bench server: %s, %d seats, %d messages, GOMAXPROCS %d\n\n", r.Store, r.Seats, r.Messages, r.GOMAXPROCS)
+	fmt.Fprintf(&b, "posts      %.0f/s durable (%.2fs posting, %d errors)\n", r.PostsPerSecond, r.PostSeconds, r.Errors)
+	fmt.Fprintf(&b, "latency    p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms\n", r.LatencyMS.P50, r.LatencyMS.P95, r.LatencyMS.P99, r.LatencyMS.Max)
+	fmt.Fprintf(&b, "memory     heap in use %.1f MiB; %.0f bytes and %.0f allocations per post; %d GCs\n\n",
+		r.Memory.HeapInUseMB, r.Memory.TotalAllocPerPost, r.Memory.MallocsPerPost, r.Memory.NumGC)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "history read at\tbytes\tms\tns/byte\tMiB/s\t")
+	for _, rc := range r.Reads {
+		fmt.Fprintf(tw, "%d msgs\t%d\t%.1f\t%.1f\t%.1f\t\n", rc.Messages, rc.Bytes, rc.MS, rc.NSPerByte, rc.BytesPerSecMB)
+	}
+	tw.Flush()
+	return b.String()
+}

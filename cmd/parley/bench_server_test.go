@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parleyhq/parley/bench"
+	"github.com/parleyhq/parley/internal/pgtest"
+)
+
+// TestBenchServer runs a small load on a SQLite file and checks that every post was
+// acknowledged and that each figure is there and plausible.
+func TestBenchServer(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "load.db")
+	code, out, errOut := benchCLI(t, "bench", "server", "--db", db, "--seats", "4", "--messages", "120", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkLoad(t, out, "sqlite", 4, 120)
+
+	code, out, _ = benchCLI(t, "bench", "server", "--seats", "2", "--messages", "20")
+	if code != 0 || !strings.Contains(out, "posts ") || !strings.Contains(out, "history read at") || !strings.Contains(out, "20 msgs") {
+		t.Errorf("text output (exit %d):\n%s", code, out)
+	}
+}
+
+func TestBenchServerPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	code, out, errOut := benchCLI(t, "bench", "server", "--db", dsn, "--seats", "4", "--messages", "60", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkLoad(t, out, "postgres", 4, 60)
+}
+
+func checkLoad(t *testing.T, out, store string, seats, messages int) {
+	t.Helper()
+	var r bench.ServerLoadResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if r.Store != store || r.Seats != seats || r.Messages != messages || r.Errors != 0 {
+		t.Errorf("header %+v", r)
+	}
+	if r.PostsPerSecond <= 0 || r.LatencyMS.P50 <= 0 || r.LatencyMS.P50 > r.LatencyMS.P99 || r.LatencyMS.P99 > r.LatencyMS.Max {
+		t.Errorf("posting figures %+v %+v", r.PostsPerSecond, r.LatencyMS)
+	}
+	if len(r.Reads) != 1 || r.Reads[0].Messages != messages || r.Reads[0].Bytes < messages*100 || r.Reads[0].NSPerByte <= 0 {
+		t.Errorf("reads %+v", r.Reads)
+	}
+	if r.Memory.TotalAllocPerPost <= 0 || r.Memory.HeapInUseMB <= 0 {
+		t.Errorf("memory %+v", r.Memory)
+	}
+}
+
+func TestBenchServerUsage(t *testing.T) {
+	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--db", "mysql://x"}, {"extra"}} {
+		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+}
