@@ -96,7 +96,8 @@ type server struct {
 	cmd        *exec.Cmd
 	stdout     *syncBuffer
 	stderr     *syncBuffer
-	done       chan error
+	done       chan error // receives the process's exit
+	exited     bool       // set once done has been received from
 }
 
 // cleanEnv is the test process's environment without any PARLEY_ variable, so that the
@@ -154,6 +155,7 @@ func startServer(t *testing.T, name string, env []string, args ...string) *serve
 	select {
 	case s.url = <-ready:
 	case err := <-s.done:
+		s.exited = true
 		t.Fatalf("%s exited before listening: %v\nstdout:\n%s\nstderr:\n%s", name, err, s.stdout, s.stderr)
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s did not say where it listens within 60s\nstdout:\n%s\nstderr:\n%s", name, s.stdout, s.stderr)
@@ -164,20 +166,32 @@ func startServer(t *testing.T, name string, env []string, args ...string) *serve
 // stop ends the server as Ctrl-C would and checks that it shuts down cleanly and quickly,
 // open event streams included.
 func (s *server) stop(t *testing.T) {
-	if s.cmd.ProcessState != nil || s.cmd.Process == nil {
+	if s.exited {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-s.done:
-		s.done <- err
+		s.exited = true
 		if err != nil {
 			t.Errorf("%s: exit after SIGTERM: %v", s.name, err)
 		}
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill()
+		<-s.done
+		s.exited = true
 		t.Errorf("%s did not stop within 15s of SIGTERM", s.name)
 	}
+}
+
+// kill ends the server at once, as a crash or an OOM kill would: no shutdown at all.
+func (s *server) kill() {
+	if s.exited {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.exited = true
 }
 
 func tail(s string, lines int) string {
@@ -307,4 +321,8 @@ func gitRepo(t *testing.T) (dir, sha string) {
 	git("add", "lib/rate-limit.ts")
 	git("commit", "-q", "-m", "limiter: sliding window")
 	return dir, git("rev-parse", "HEAD")
+}
+
+func decodeJSON(resp *http.Response, v any) error {
+	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -1,0 +1,143 @@
+package e2e_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parleyhq/parley/internal/pgtest"
+)
+
+// TestCrashSQLite kills a SQLite server mid-load (SIGKILL: no shutdown) and checks, after a
+// restart, that every message the server acknowledged is in history, byte for byte, under
+// the seq and seat it was acknowledged with, and that seqs are still gapless.
+func TestCrashSQLite(t *testing.T) {
+	parley(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "parley.db")
+	env := []string{"PARLEY_ADMIN_TOKEN=e2e-admin-token-0123456789abcdef", "PARLEY_DB=" + db}
+	crash(t, env)
+}
+
+// TestCrashPostgres does the same on PostgreSQL.
+func TestCrashPostgres(t *testing.T) {
+	parley(t)
+	env := []string{"PARLEY_ADMIN_TOKEN=e2e-admin-token-0123456789abcdef", "PARLEY_DB=" + pgtest.DSN(t)}
+	crash(t, env)
+}
+
+type ack struct {
+	seq  int64
+	seat string
+	body string
+}
+
+func crash(t *testing.T, env []string) {
+	const admin = "e2e-admin-token-0123456789abcdef"
+	s := startServer(t, "serve", env)
+	if r := s.call(t, "POST", "/v1/rooms", admin, `{"name":"load","policy":{"seat_messages_per_minute":1e9,"seat_burst":1000000000,
+		"seat_tokens_per_minute":1000000000,"room_messages_per_minute":1e9,"room_burst":1000000000}}`); r.status != 201 {
+		t.Fatalf("create room: %d %s", r.status, r.body)
+	}
+	seats := map[string]string{}
+	for _, name := range []string{"w1", "w2", "w3", "w4"} {
+		r := s.call(t, "POST", "/v1/rooms/load/seats", admin, fmt.Sprintf(`{"name":%q}`, name))
+		var st struct{ Token string }
+		r.json(t, &st)
+		seats[name] = st.Token
+	}
+
+	var (
+		mu   sync.Mutex
+		acks []ack
+		wg   sync.WaitGroup
+		stop = make(chan struct{})
+	)
+	client := &http.Client{Timeout: 10 * time.Second}
+	for name, tok := range seats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf("v1 note load to all n=1\noutcome %s message %d\n", name, i)
+				req, _ := http.NewRequest("POST", s.url+"/v1/rooms/load/messages", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := client.Do(req)
+				if err != nil {
+					return // the server is gone
+				}
+				var a struct{ Seq int64 }
+				ok := resp.StatusCode == 201 && decodeJSON(resp, &a) == nil
+				resp.Body.Close()
+				if ok {
+					mu.Lock()
+					acks = append(acks, ack{a.Seq, name, body})
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	// Let the load build, then pull the plug while posts are in flight.
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(acks)
+		mu.Unlock()
+		if n >= 60 {
+			break
+		}
+	}
+	s.kill()
+	close(stop)
+	wg.Wait()
+	if len(acks) < 10 {
+		t.Fatalf("only %d posts were acknowledged before the kill", len(acks))
+	}
+
+	again := startServer(t, "serve (after the kill)", env)
+	r := again.call(t, "GET", "/v1/rooms/load/history?after=0", seats["w1"], "")
+	if r.status != 200 {
+		t.Fatalf("history after restart: %d %s", r.status, r.body)
+	}
+	seqs, _ := seqsOf(r.body)
+	for i, seq := range seqs {
+		if seq != int64(i+1) {
+			t.Fatalf("seqs after the crash are not gapless: %v", seqs)
+		}
+	}
+	for _, a := range acks {
+		want := fmt.Sprintf("#%d %s ", a.seq, a.seat)
+		i := -1
+		if bytes.HasPrefix(r.body, []byte(want)) {
+			i = 0
+		} else if j := bytes.Index(r.body, []byte("\n"+want)); j >= 0 {
+			i = j + 1
+		}
+		if i < 0 {
+			t.Errorf("acknowledged #%d by %s is lost", a.seq, a.seat)
+			continue
+		}
+		rest := r.body[i:]
+		_, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if !bytes.HasPrefix(rest, []byte(a.body)) {
+			t.Errorf("acknowledged #%d by %s has a different body:\n%.200s", a.seq, a.seat, rest)
+		}
+	}
+	t.Logf("%d acknowledged posts, %d messages after the restart", len(acks), len(seqs))
+
+	// The restarted server takes posts where the other left off.
+	resp := again.call(t, "POST", "/v1/rooms/load/messages", seats["w2"], "v1 note load to all n=1\noutcome back after the crash\n")
+	var a struct{ Seq int64 }
+	resp.json(t, &a)
+	if resp.status != 201 || a.Seq != int64(len(seqs)+1) {
+		t.Errorf("post after the restart: %d %s, want seq %d", resp.status, resp.body, len(seqs)+1)
+	}
+}
