@@ -57,13 +57,21 @@ type Store struct {
 	pool   *pgxpool.Pool
 	listen *pgx.ConnConfig // for the dedicated LISTEN connection
 	watch  *hub
+	log    *slog.Logger
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
 }
 
+// Option configures Open.
+type Option func(*Store)
+
+// WithLogger sets where the Store reports trouble it recovers from by itself, such as losing
+// its listening connection. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
 // Open connects to the database named by dsn (a URL or keyword/value string, as libpq takes
 // them), brings its schema up to date and starts listening for appends.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -75,7 +83,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), done: make(chan struct{})}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), log: slog.Default(), done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -203,7 +214,7 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 				if ctx.Err() != nil {
 					return
 				}
-				slog.Warn("postgres: cannot listen for appends; retrying", "err", err, "in", backoff)
+				s.log.Warn("postgres: cannot listen for appends; retrying", "err", err, "in", backoff)
 				select {
 				case <-ctx.Done():
 					return
@@ -222,7 +233,7 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			if ctx.Err() != nil {
 				return
 			}
-			slog.Warn("postgres: lost the connection listening for appends; reconnecting", "err", err)
+			s.log.Warn("postgres: lost the connection listening for appends; reconnecting", "err", err)
 			continue
 		}
 		if seq, room, ok := parsePayload(n.Payload); ok {
@@ -238,7 +249,7 @@ func (s *Store) catchUp(ctx context.Context) {
 		seq, err := s.LastSeq(ctx, room)
 		if err != nil {
 			if ctx.Err() == nil && parley.ErrorCode(err) != parley.ENOTFOUND {
-				slog.Warn("postgres: catching up watchers", "room", room, "err", err)
+				s.log.Warn("postgres: catching up watchers", "room", room, "err", err)
 			}
 			continue
 		}

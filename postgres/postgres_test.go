@@ -1,8 +1,10 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // MustOpen opens a store on dsn and closes it with tb.Cleanup.
 func MustOpen(tb testing.TB, dsn string) *postgres.Store {
 	tb.Helper()
-	s, err := postgres.Open(context.Background(), dsn)
+	s, err := postgres.Open(context.Background(), dsn, postgres.WithLogger(slog.New(slog.NewTextHandler(tbWriter{tb}, nil))))
 	if err != nil {
 		tb.Fatalf("open: %v", err)
 	}
@@ -30,6 +32,14 @@ func MustOpen(tb testing.TB, dsn string) *postgres.Store {
 		}
 	})
 	return s
+}
+
+// tbWriter sends a store's log to the test's log, shown only when the test fails or with -v.
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) {
+	w.tb.Logf("%s", bytes.TrimRight(p, "\n"))
+	return len(p), nil
 }
 
 func TestStore(t *testing.T) {
