@@ -116,7 +116,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("listen on %s: %v", *addr, err)}
 	}
 	url := "http://" + ln.Addr().String()
-	log.Info("serving", "addr", ln.Addr().String(), "db", kind, "git_repo", *gitRepo, "version", parleyVersion())
+	adminFrom := "PARLEY_ADMIN_TOKEN"
+	if admin.hash != nil {
+		adminFrom = target + ".admin"
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion())
 	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
 
 	schedCtx, stopSched := context.WithCancel(ctx)
