@@ -1,12 +1,13 @@
 package bpe
 
 import (
+	"sort"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
-// Character classes used by the split patterns. A code point may have several.
+// Character classes used by the split patterns. A code point may have several. The data is
+// unicode16.go (Unicode 16.0.0, tiktoken's version; Go 1.26's unicode package has 15.0.0).
 const (
 	cL     uint8 = 1 << iota // \p{L}: Lu Ll Lt Lm Lo
 	cN                       // \p{N}: Nd Nl No
@@ -16,8 +17,8 @@ const (
 )
 
 // tableLimit: code points below it are classified by one table lookup (planes 0-3: all of the
-// BMP, emoji, and CJK extensions); the rest (tags, variation selectors supplement, private
-// use) by unicode.Is.
+// BMP, emoji, CJK extensions); the rest (tags, variation selectors, private use) by a binary
+// search of classRuns.
 const tableLimit = 0x40000
 
 var (
@@ -25,58 +26,42 @@ var (
 	classTable []uint8 // [tableLimit]
 )
 
-// asciiClass is the class of each ASCII byte, so the common case needs no table load.
+// asciiClass is the class of each byte below 0x80 (0 above), so that ASCII needs no table.
 var asciiClass = func() (t [256]uint8) {
-	for c := 0; c < 128; c++ {
-		t[c] = classifySlow(rune(c))
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		t[c] = classSearch(c)
 	}
 	return
 }()
 
-func classifySlow(r rune) uint8 {
-	var c uint8
-	switch {
-	case unicode.Is(unicode.Lu, r), unicode.Is(unicode.Lt, r):
-		c = cL | cUpper
-	case unicode.Is(unicode.Ll, r):
-		c = cL | cLower
-	case unicode.Is(unicode.Lm, r), unicode.Is(unicode.Lo, r):
-		c = cL | cUpper | cLower
-	case unicode.Is(unicode.M, r):
-		c = cUpper | cLower
-	case unicode.Is(unicode.N, r):
-		c = cN
-	case unicode.Is(unicode.White_Space, r):
-		c = cWS
-	}
-	return c
+// classSearch returns the class of r from classRuns.
+func classSearch(r rune) uint8 {
+	i := sort.Search(len(classRuns), func(i int) bool { return rune(classRuns[i]>>8) > r }) - 1
+	return uint8(classRuns[i])
 }
 
-// buildClassTable fills classTable by walking Go's Unicode range tables (not rune by rune).
+// buildClassTable expands classRuns below tableLimit.
 func buildClassTable() {
 	t := make([]uint8, tableLimit)
-	set := func(tab *unicode.RangeTable, c uint8) {
-		for _, r := range tab.R16 {
-			for x := uint32(r.Lo); x <= uint32(r.Hi); x += uint32(r.Stride) {
-				t[x] |= c
-			}
+	for i, run := range classRuns {
+		start := int(run >> 8)
+		if start >= tableLimit {
+			break
 		}
-		for _, r := range tab.R32 {
-			for x := r.Lo; x <= r.Hi && x < tableLimit; x += r.Stride {
-				t[x] |= c
+		end := tableLimit
+		if i+1 < len(classRuns) {
+			end = min(end, int(classRuns[i+1]>>8))
+		}
+		if c := uint8(run); c != 0 {
+			for x := start; x < end; x++ {
+				t[x] = c
 			}
 		}
 	}
-	set(unicode.Lu, cL|cUpper)
-	set(unicode.Lt, cL|cUpper)
-	set(unicode.Ll, cL|cLower)
-	set(unicode.Lm, cL|cUpper|cLower)
-	set(unicode.Lo, cL|cUpper|cLower)
-	set(unicode.M, cUpper|cLower)
-	set(unicode.N, cN)
-	set(unicode.White_Space, cWS)
 	classTable = t
 }
+
+func loadClasses() { classOnce.Do(buildClassTable) }
 
 // classAt decodes the character at s[i:] and returns its class and size in bytes. A byte
 // that does not start a valid UTF-8 sequence is a character of its own (size 1) of no class,
@@ -88,13 +73,12 @@ func classAt(s string, i int) (uint8, int) {
 	return classWide(s, i)
 }
 
-// classWide is classAt for a byte >= 0x80 (kept out of line so that classAt inlines).
+// classWide is classAt for a byte >= 0x80 (kept out of line so that callers' ASCII paths stay
+// small).
 func classWide(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r < tableLimit {
 		return classTable[r], n // classTable[0xFFFD] == 0 covers invalid bytes too
 	}
-	return classifySlow(r), n
+	return classSearch(r), n
 }
-
-func loadClasses() { classOnce.Do(buildClassTable) }

@@ -1,11 +1,48 @@
-// Package bpe implements OpenAI's byte-pair encodings o200k_base and cl100k_base exactly:
-// the same token ids as OpenAI's tiktoken (encode_ordinary) for every input, and fast.
+// Package bpe implements OpenAI's byte-pair encodings o200k_base and cl100k_base exactly
+// (the token ids of OpenAI's tiktoken, encode_ordinary, for every input) and fast.
 //
-// Vocabulary data: the token tables are OpenAI's o200k_base.tiktoken and cl100k_base.tiktoken
-// (MIT licence, Copyright (c) 2022 OpenAI, Shantanu Jain; from github.com/openai/tiktoken),
-// as embedded in github.com/pkoukk/tiktoken-go-loader (MIT licence, Copyright (c) 2023
-// ImmortalFog). `go generate` (internal/vocabgen) checks each file against the SHA-256 that
-// tiktoken pins for it and writes a compact binary form to data/*.bin, which this package
-// embeds; see data/SOURCES.md. Nothing is read from the network or the file system at run
-// time.
+//	enc, err := bpe.Get("o200k_base")
+//	ids := enc.Encode("hello world") // [24912 2375]
+//	n := enc.Count(text)              // len(enc.Encode(text)), allocating nothing
+//
+// Text that looks like a special token, such as "<|endoftext|>", is ordinary text.
+//
+// # Exactness
+//
+// Encoding is tiktoken's two steps. The pre-tokenizer splits the text into pieces with each
+// encoding's regular expression; here each is a hand-written matcher with the semantics of
+// the regex under tiktoken's engine (leftmost-first alternation, greedy backtracking
+// quantifiers, \s+(?!\S), case-insensitive contractions), checked against Go's regexp
+// running the original patterns. Then each piece that is not itself a token is merged
+// byte-pair by byte-pair, the lowest rank first, the leftmost on a tie.
+//
+// Character classes (\p{L}, \p{Lu}, \p{N}, \p{M}, \s...) follow Unicode 16.0.0, the version of
+// the regex crate tiktoken is built with; Go 1.26's unicode package has 15.0.0, so the
+// classes are generated data (unicode16.go; internal/ucdgen) that agree with Go's tables on
+// every code point Go's version assigns. \s is Unicode White_Space, which includes U+0085.
+// Tokens starting with EF BB BF (U+FEFF) are ordinary tokens.
+//
+// Invalid UTF-8 (which tiktoken's str input cannot hold): each byte that does not start a
+// valid sequence is a character of its own that splits like U+FFFD (not a letter, number or
+// space) and is encoded as its own byte, so Decode(Encode(s)) == s for every s. (An API
+// client that sends such text usually replaces the bytes by U+FFFD first; count that text to
+// match.)
+//
+// # Speed
+//
+// The vocabularies are embedded and parsed on the first Get of each encoding (a few
+// milliseconds). Token lookups use an open-addressing table keyed by the token bytes, whose
+// slots hold a token's first 8 bytes, a small table for the 8192 most frequent ranks, and a
+// Bloom filter that answers most failed lookups from L2. Pieces up to 48 bytes merge with
+// tiktoken's own scan on the stack; longer ones with radix-sorted initial pairs and a heap,
+// O(n log n), so a 64 KiB word costs about the per-byte time of ordinary text.
+//
+// # Data
+//
+// The token tables are OpenAI's o200k_base.tiktoken and cl100k_base.tiktoken (MIT licence,
+// Copyright (c) 2022 OpenAI, Shantanu Jain; github.com/openai/tiktoken), as embedded in
+// github.com/pkoukk/tiktoken-go-loader (MIT licence, Copyright (c) 2023 ImmortalFog).
+// `go generate` (internal/vocabgen) checks each file against the SHA-256 that tiktoken pins
+// and writes a compact binary form to data/*.bin, which this package embeds; see
+// data/SOURCES.md. Nothing is read from the network or the file system at run time.
 package bpe

@@ -93,8 +93,27 @@ func pieces(name, s string) []string {
 	return ps
 }
 
+// goUnicodeAgrees reports whether Go's unicode package (which Go's regexp uses) gives every
+// character of s the class this package gives it: false when s has a character that Unicode
+// 15.1 or 16.0 added and Go's version (15.0.0 in Go 1.26) does not know.
+func goUnicodeAgrees(s string) bool {
+	loadClasses()
+	for i := 0; i < len(s); {
+		c, n := classAt(s, i)
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		if c != goClass(r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
 func checkSplit(t *testing.T, s string) {
 	t.Helper()
+	if !goUnicodeAgrees(s) {
+		return // the oracle would use older Unicode data; TestAgainstTiktokenJS covers these
+	}
 	for _, name := range Names() {
 		if got, want := pieces(name, s), oraclePieces(name, s); !slices.Equal(got, want) {
 			t.Fatalf("%s %q:\n got  %q\n want %q (regexp oracle)", name, s, got, want)

@@ -12,10 +12,12 @@ import (
 type vocab struct {
 	blob   string   // the bytes of token 0, then token 1, ...
 	off    []uint32 // token r is blob[off[r]:off[r+1]]
-	table  []slot
+	hot    []slot // the tokens of rank < hotRanks (the frequent ones), in a table that stays in cache
+	hmask  uint64
+	table  []slot // the other tokens
 	mask   uint64
-	filter []uint64 // a one-hash Bloom filter of the tokens, small enough for L2: most
-	fmask  uint64   // lookups that miss (merges try many) never touch the table
+	filter []uint64 // a one-hash Bloom filter of all the tokens, small enough for L2: most
+	fmask  uint64   // lookups that miss (merges try many) touch no table
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
@@ -30,6 +32,11 @@ type slot struct {
 }
 
 const noRank = ^uint32(0)
+
+// hotRanks: tokens of lower rank go into the small hot table. Ranks follow the merge order of
+// training, so low ranks are frequent: on the test corpus 71% of o200k_base's tokens and 78%
+// of cl100k_base's are below 8192.
+const hotRanks = 8192
 
 // parseVocab reads the compact form written by internal/gen (see its doc) and builds the table.
 func parseVocab(data string) (*vocab, error) {
@@ -56,7 +63,11 @@ func parseVocab(data string) (*vocab, error) {
 	if int(o) != len(blob) {
 		return nil, errors.New("bpe: corrupt vocabulary (size)")
 	}
-	size := 1 << bits.Len(uint(n*2)) // load factor 1/4..1/2
+	hotN := min(n, hotRanks)
+	size := 1 << bits.Len(uint(hotN*2)) // load factor 1/4..1/2
+	v.hot = make([]slot, size)
+	v.hmask = uint64(size - 1)
+	size = 1 << bits.Len(uint((n-hotN)*2))
 	v.table = make([]slot, size)
 	v.mask = uint64(size - 1)
 	fbits := 1 << bits.Len(uint(n*8)) // 8 to 16 bits per token: ~6-12% false positives
@@ -80,11 +91,15 @@ func parseVocab(data string) (*vocab, error) {
 		k8, h := keyHash(t)
 		f := (h >> 24) & v.fmask
 		v.filter[f/64] |= 1 << (f % 64)
-		i := h & v.mask
-		for v.table[i].meta != 0 {
-			i = (i + 1) & v.mask
+		tab, mask := v.hot, v.hmask
+		if r >= hotN {
+			tab, mask = v.table, v.mask
 		}
-		v.table[i] = slot{k8, uint64(r+1) | uint64(len(t))<<32 | h>>40<<40}
+		i := h & mask
+		for tab[i].meta != 0 {
+			i = (i + 1) & mask
+		}
+		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<32 | h>>40<<40}
 	}
 	for _, r := range v.byte1 {
 		if r == noRank {
@@ -107,8 +122,19 @@ func (v *vocab) rank(t string) uint32 {
 		return noRank
 	}
 	want := uint64(len(t))<<32 | h>>40<<40
-	i := h & v.mask
-	for {
+	for i := h & v.hmask; ; i = (i + 1) & v.hmask {
+		e := &v.hot[i]
+		if e.meta == 0 {
+			break
+		}
+		if e.meta&^0xFFFFFFFF == want && e.key == k8 {
+			r := uint32(e.meta) - 1
+			if len(t) <= 8 || v.blob[v.off[r]+8:v.off[r+1]] == t[8:] {
+				return r
+			}
+		}
+	}
+	for i := h & v.mask; ; i = (i + 1) & v.mask {
 		e := &v.table[i]
 		if e.meta == 0 {
 			return noRank
@@ -119,7 +145,6 @@ func (v *vocab) rank(t string) uint32 {
 				return r
 			}
 		}
-		i = (i + 1) & v.mask
 	}
 }
 
