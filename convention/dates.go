@@ -71,7 +71,7 @@ func findDates(s string) []dateHit {
 	if hasDigit && strings.Contains(s, "-") {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && strings.Contains(s, "T") {
+	if hasDigit && strings.Contains(s, "T") && len(s) >= 11 {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && mentionsMonth(lower) {
@@ -80,7 +80,7 @@ func findDates(s string) []dateHit {
 	if hasDigit && strings.Contains(s, "/") {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (strings.Contains(s, ":") || strings.Contains(lower, "m")) {
+	if hasDigit && (strings.Contains(s, ":") || strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {

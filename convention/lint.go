@@ -369,6 +369,11 @@ func idCost(w string) (string, bool) {
 			return "", false
 		}
 	}
+	hasDigit := strings.IndexFunc(w, unicode.IsDigit) >= 0
+	hasLetter := strings.IndexFunc(w, unicode.IsLetter) >= 0
+	if !hasDigit && strings.IndexFunc(w[1:], unicode.IsUpper) < 0 {
+		return "", false // a plain word, or a word-id such as rate-limit
+	}
 	if unitRe.MatchString(w) || isNumber(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
 		return "", false // numbers with units and dates have their own rules
 	}
@@ -384,8 +389,6 @@ func idCost(w string) (string, bool) {
 	if strings.ToUpper(w) == w && strings.Contains(w, "_") {
 		return "", false // an environment variable name: legible by convention
 	}
-	hasDigit := strings.IndexFunc(w, unicode.IsDigit) >= 0
-	hasLetter := strings.IndexFunc(w, unicode.IsLetter) >= 0
 	random := false
 	switch {
 	case uuidRe.MatchString(w):
@@ -682,7 +685,7 @@ func (l *linter) decisions() {
 		col := ln.Col()
 		if decidedWords[lw] {
 			phrase = ln.Word
-		} else if m := decidedRe.FindStringSubmatchIndex(ln.Raw); m != nil {
+		} else if m := decidedIndex(ln.Raw); m != nil {
 			name := ln.Raw[m[4]:m[5]]
 			before := strings.Fields(strings.ToLower(ln.Raw[:m[4]]))
 			if conditional[strings.ToLower(name)] || (len(before) > 0 && conditional[strings.Trim(before[len(before)-1], ",;:")]) {
@@ -712,6 +715,20 @@ func (l *linter) decisions() {
 		}
 		l.warn(ln.Num, col, "decision-taken", quote(phrase)+" reads as a decision already taken, but this message asks for one ("+intentPhrase(intent)+"): a reader may act on it as settled; say who chooses with decider and what by when with ask", fix)
 	}
+}
+
+// decidedHints are substrings every decidedRe match contains; testing them first keeps the
+// regular expression off the lines that cannot match.
+var decidedHints = []string{"decid", "chose", "choos", "approv", "signed off", "picked", "settled on", "went with", "goes with", "going with"}
+
+func decidedIndex(raw string) []int {
+	lower := strings.ToLower(raw)
+	for _, h := range decidedHints {
+		if strings.Contains(lower, h) {
+			return decidedRe.FindStringSubmatchIndex(raw)
+		}
+	}
+	return nil
 }
 
 func pronounless(who string) string {
