@@ -14,9 +14,9 @@ import (
 	"github.com/parleyhq/parley/mock"
 )
 
-// runCLI runs one parley command against url with a seat token and returns its exit code,
+// runClient runs one parley command against url with a seat token and returns its exit code,
 // stdout and stderr.
-func runCLI(t *testing.T, url, stdin string, args ...string) (int, string, string) {
+func runClient(t *testing.T, url, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut, getenv: func(k string) string {
@@ -26,7 +26,7 @@ func runCLI(t *testing.T, url, stdin string, args ...string) (int, string, strin
 	return code, out.String(), errOut.String()
 }
 
-func fakeServer(t *testing.T, svc *mock.RoomService) string {
+func fakeRoomServer(t *testing.T, svc *mock.RoomService) string {
 	t.Helper()
 	svc.AuthenticateFn = func(ctx context.Context, token string) (*parley.Caller, error) {
 		room, seat, _ := strings.Cut(token, ".")
@@ -50,25 +50,25 @@ func TestPostPrintsLikeACompiler(t *testing.T) {
 		return &parley.PostResult{Seq: 4, Tokens: 9, Notes: []string{"! ev#1 verified: commit 3f9a2c1"},
 			Warnings: []parley.Diagnostic{{Line: 2, Col: 1, Severity: "warning", Message: "an unlabelled bare number"}}}, nil
 	}
-	url := fakeServer(t, svc)
+	url := fakeRoomServer(t, svc)
 
-	code, out, errOut := runCLI(t, url, "v1 report x to lead n=10\n", "post", "team")
+	code, out, errOut := runClient(t, url, "v1 report x to lead n=10\n", "post", "team")
 	if code != 1 || !strings.HasPrefix(errOut, "<stdin>:1:27: n=10 but the message has 9 fact lines (fix: v1 report x to lead n=9)\n") ||
 		!strings.Contains(errOut, "hint: try n=9") {
 		t.Errorf("invalid: exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, url, "v1 note x to all n=1\nok\n", "post", "team", "-")
+	code, out, errOut = runClient(t, url, "v1 note x to all n=1\nok\n", "post", "team", "-")
 	if code != 0 || out != "posted #4 (9 tokens)\n! ev#1 verified: commit 3f9a2c1\n" || errOut != "<stdin>:2:1: warning: an unlabelled bare number\n" {
 		t.Errorf("posted: exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
-	code, _, errOut = runCLI(t, url, "again", "post", "team")
+	code, _, errOut = runClient(t, url, "again", "post", "team")
 	if code != 1 || errOut != "parley post: you posted this as #3\n" {
 		t.Errorf("repeat: exit %d, stderr %q", code, errOut)
 	}
 }
 
 func TestClientErrors(t *testing.T) {
-	code, _, errOut := runCLI(t, "http://127.0.0.1:1", "", "read", "team")
+	code, _, errOut := runClient(t, "http://127.0.0.1:1", "", "read", "team")
 	if code != 1 || !strings.Contains(errOut, "cannot reach the parley server at http://127.0.0.1:1") || !strings.Contains(errOut, "parley serve") {
 		t.Errorf("server down: exit %d, %q", code, errOut)
 	}
@@ -77,7 +77,7 @@ func TestClientErrors(t *testing.T) {
 	if code := dispatch(t.Context(), e, []string{"inbox", "team"}); code != 2 || !strings.Contains(stderr.String(), "PARLEY_TOKEN") {
 		t.Errorf("no token: exit %d, %q", code, stderr.String())
 	}
-	if code, _, _ := runCLI(t, "http://x", "", "run", "post", "team", "--passed", "1"); code != 2 {
+	if code, _, _ := runClient(t, "http://x", "", "run", "post", "team", "--passed", "1"); code != 2 {
 		t.Errorf("--passed without --failed: exit %d", code)
 	}
 }
@@ -94,7 +94,7 @@ func TestFollowReadsEvents(t *testing.T) {
 		}
 		return []byte(msgs[after]), after + 1, nil
 	}
-	url := fakeServer(t, svc)
+	url := fakeRoomServer(t, svc)
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	e := &env{stdin: strings.NewReader(""), stdout: pw, stderr: io.Discard, getenv: func(k string) string {

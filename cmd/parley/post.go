@@ -64,7 +64,7 @@ func runPost(ctx context.Context, e *env, args []string) error {
 	for _, n := range res.Notes {
 		fmt.Fprintln(e.stdout, n) // notes read as history shows them: "! ev#1 verified: …"
 	}
-	printDiagnostics(e, name, res.Warnings)
+	printPostDiagnostics(e, name, res.Warnings)
 	return nil
 }
 
@@ -78,7 +78,7 @@ func postError(e *env, name string, err error) error {
 	if raw := ae.Fields["diagnostics"]; raw != nil {
 		var diags []parley.Diagnostic
 		if json.Unmarshal(raw, &diags) == nil && len(diags) > 0 {
-			printDiagnostics(e, name, diags)
+			printPostDiagnostics(e, name, diags)
 		}
 	}
 	if raw := ae.Fields["retry_after"]; raw != nil && ae.Hint == "" {
@@ -87,9 +87,9 @@ func postError(e *env, name string, err error) error {
 	return &exitError{code: 1, msg: ae.Error()}
 }
 
-// printDiagnostics prints findings as FILE:LINE:COL: [severity] message (fix), to stderr,
+// printPostDiagnostics prints findings as FILE:LINE:COL: [severity] message (fix), to stderr,
 // where editors and humans look for them.
-func printDiagnostics(e *env, name string, diags []parley.Diagnostic) {
+func printPostDiagnostics(e *env, name string, diags []parley.Diagnostic) {
 	for _, d := range diags {
 		sev := ""
 		if d.Severity != "" && d.Severity != "error" {

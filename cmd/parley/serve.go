@@ -61,9 +61,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("serve takes no arguments, got %q", pos)
 	}
-	*addr = firstNonEmpty(*addr, e.getenv("PARLEY_ADDR"), "127.0.0.1:7070")
-	*db = firstNonEmpty(*db, e.getenv("PARLEY_DB"), "sqlite:parley.db")
-	*gitRepo = firstNonEmpty(*gitRepo, e.getenv("PARLEY_GIT_REPO"))
+	*addr = serveSetting(*addr, e.getenv("PARLEY_ADDR"), "127.0.0.1:7070")
+	*db = serveSetting(*db, e.getenv("PARLEY_DB"), "sqlite:parley.db")
+	*gitRepo = serveSetting(*gitRepo, e.getenv("PARLEY_GIT_REPO"))
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -152,7 +152,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func firstNonEmpty(vals ...string) string {
+func serveSetting(vals ...string) string {
 	for _, v := range vals {
 		if v != "" {
 			return v
@@ -194,9 +194,9 @@ func openStore(ctx context.Context, kind, target string) (parley.Store, error) {
 	return s, nil
 }
 
-// admin is how the server recognises its admin: a plain token (from the environment), or
+// adminAuth is how the server recognises its admin: a plain token (from the environment), or
 // only the hash of one created at an earlier start.
-type admin struct {
+type adminAuth struct {
 	token string
 	hash  []byte
 }
@@ -204,26 +204,26 @@ type admin struct {
 // adminToken returns the admin token from $PARLEY_ADMIN_TOKEN, or, for SQLite, the hash kept
 // next to the database, creating the token (and printing it, the only time it is shown) on
 // first start.
-func adminToken(e *env, kind, dbPath string) (admin, error) {
+func adminToken(e *env, kind, dbPath string) (adminAuth, error) {
 	if t := e.getenv("PARLEY_ADMIN_TOKEN"); t != "" {
 		if len(t) < 16 {
-			return admin{}, errors.New("PARLEY_ADMIN_TOKEN is shorter than 16 characters: use a long random token")
+			return adminAuth{}, errors.New("PARLEY_ADMIN_TOKEN is shorter than 16 characters: use a long random token")
 		}
-		return admin{token: t}, nil
+		return adminAuth{token: t}, nil
 	}
 	if kind != "sqlite" {
-		return admin{}, errors.New("set PARLEY_ADMIN_TOKEN: with PostgreSQL every instance must share one admin token\nhint: generate one with 'openssl rand -base64 32' and give it to every instance")
+		return adminAuth{}, errors.New("set PARLEY_ADMIN_TOKEN: with PostgreSQL every instance must share one admin token\nhint: generate one with 'openssl rand -base64 32' and give it to every instance")
 	}
 	path := dbPath + ".admin"
 	if h, err := readAdminHash(path); err == nil {
-		return admin{hash: h}, nil
+		return adminAuth{hash: h}, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return admin{}, err
+		return adminAuth{}, err
 	}
 
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return admin{}, fmt.Errorf("admin token: %w", err)
+		return adminAuth{}, fmt.Errorf("admin token: %w", err)
 	}
 	// The seat-token shape, so the server's secret scan refuses it in a message too.
 	token := room.TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
@@ -232,10 +232,10 @@ func adminToken(e *env, kind, dbPath string) (admin, error) {
 	if errors.Is(err, fs.ErrExist) {
 		// Another process got there first; its token is the one.
 		h, err := readAdminHash(path)
-		return admin{hash: h}, err
+		return adminAuth{hash: h}, err
 	}
 	if err != nil {
-		return admin{}, fmt.Errorf("store the admin token's hash: %w", err)
+		return adminAuth{}, fmt.Errorf("store the admin token's hash: %w", err)
 	}
 	_, err = fmt.Fprintf(f, "sha256:%s\n", hex.EncodeToString(sum[:]))
 	if err == nil {
@@ -246,7 +246,7 @@ func adminToken(e *env, kind, dbPath string) (admin, error) {
 	}
 	if err != nil {
 		os.Remove(path)
-		return admin{}, fmt.Errorf("store the admin token's hash in %s: %w", path, err)
+		return adminAuth{}, fmt.Errorf("store the admin token's hash in %s: %w", path, err)
 	}
 	fmt.Fprintf(e.stdout, `parley: created the server's admin token. It is shown only now; %s keeps its hash.
 
@@ -254,7 +254,7 @@ func adminToken(e *env, kind, dbPath string) (admin, error) {
 
 parley: with it, create a room and its seats:  parley room create team && parley seat add team lead
 `, path, token)
-	return admin{hash: sum[:]}, nil
+	return adminAuth{hash: sum[:]}, nil
 }
 
 func readAdminHash(path string) ([]byte, error) {
