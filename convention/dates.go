@@ -14,6 +14,13 @@ type dateHit struct {
 	rewrite    string // the ISO basic form, or "" when the written form cannot be converted
 	why        string // what is wrong with the written form
 	assumeUTC  bool   // no zone was written: the rewrite assumes UTC
+
+	// A date with no time of day, or a time of day with no date: two such hits next to
+	// each other ("18:00 UTC on 2026-09-17") are one instant.
+	dateOnly, clockOnly bool
+	y, mo, d            int
+	hh, mm, ss          int
+	zoned               bool
 }
 
 const monthAlt = `Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?`
@@ -99,6 +106,7 @@ func findDates(s string) []dateHit {
 		if g(4) == "" {
 			if validDate(y, mo, d) {
 				h.rewrite = fmt.Sprintf("%04d%02d%02d", y, mo, d)
+				h.dateOnly, h.y, h.mo, h.d = true, y, mo, d
 			}
 			hits = append(hits, h)
 			continue
@@ -163,6 +171,7 @@ func findDates(s string) []dateHit {
 		if !hasClock {
 			if validDate(atoi(year), mo, atoi(day)) {
 				h.rewrite = fmt.Sprintf("%04d%02d%02d", atoi(year), mo, atoi(day))
+				h.dateOnly, h.y, h.mo, h.d = true, atoi(year), mo, atoi(day)
 			}
 		} else {
 			h.assumeUTC = zone == ""
@@ -208,6 +217,7 @@ func findDates(s string) []dateHit {
 		}
 		hits = append(hits, dateHit{start: a, end: b, why: "a date with no year"})
 	}
+	var clockCands []dateHit
 	for _, m := range clocks {
 		a, b := m[0], m[1]
 		if !bounded(a, b) || taken(a, b) {
@@ -220,11 +230,15 @@ func findDates(s string) []dateHit {
 			}
 			return s[m[2*i]:m[2*i+1]]
 		}
-		// A bare 12:30 could be a ratio or a score; only a zone or am/pm makes it a clock time.
+		hh, mm, ss, zone, _ := clockParts(g, "c")
+		h := dateHit{start: a, end: b, why: "a time of day with no date", clockOnly: hh <= 23 && mm <= 59 && ss <= 59, hh: hh, mm: mm, ss: ss, zoned: zone != ""}
+		// A bare 12:30 could be a ratio or a score: alone, only a zone or am/pm makes it a
+		// clock time; next to a date it is one in any case.
 		if g("cz") == "" && g("cap") == "" && g("cap2") == "" {
+			clockCands = append(clockCands, h)
 			continue
 		}
-		hits = append(hits, dateHit{start: a, end: b, why: "a time of day with no date"})
+		hits = append(hits, h)
 	}
 	var relative [][]int
 	if mentionsRelative(lower) {
@@ -245,6 +259,59 @@ func findDates(s string) []dateHit {
 		}
 	}
 	sortHits(out)
+	return mergeDateClock(s, out, clockCands)
+}
+
+// mergeDateClock joins a date-only hit and a time of day written beside it ("18:00 UTC on
+// 2026-09-17", "2026-09-17 at 18:00") into one hit whose rewrite is the whole instant.
+func mergeDateClock(s string, hits, cands []dateHit) []dateHit {
+	joinable := func(gap string) bool {
+		switch strings.Trim(strings.ToLower(gap), " ,\t") {
+		case "", "on", "at", "by":
+			return true
+		}
+		return false
+	}
+	var out []dateHit
+	for i := 0; i < len(hits); i++ {
+		h := hits[i]
+		if !h.dateOnly {
+			out = append(out, h)
+			continue
+		}
+		// The clock may be the next hit, the previous one, or a zone-less candidate.
+		var clock *dateHit
+		var fromHits int = -1
+		if i+1 < len(hits) && hits[i+1].clockOnly && joinable(s[h.end:hits[i+1].start]) {
+			clock, fromHits = &hits[i+1], i+1
+		} else if len(out) > 0 && out[len(out)-1].clockOnly && joinable(s[out[len(out)-1].end:h.start]) {
+			clock = &out[len(out)-1]
+			out = out[:len(out)-1]
+		} else {
+			for j := range cands {
+				c := &cands[j]
+				if c.clockOnly && (c.start >= h.end && joinable(s[h.end:c.start]) || c.end <= h.start && joinable(s[c.end:h.start])) {
+					clock = c
+					break
+				}
+			}
+		}
+		if clock == nil {
+			out = append(out, h)
+			continue
+		}
+		t, ok := mkTime(h.y, h.mo, h.d, clock.hh, clock.mm, clock.ss, 0)
+		if !ok {
+			out = append(out, h)
+			continue
+		}
+		merged := dateHit{start: min(h.start, clock.start), end: max(h.end, clock.end), rewrite: FormatTime(t),
+			why: "a date and a time written apart", assumeUTC: !clock.zoned}
+		out = append(out, merged)
+		if fromHits >= 0 {
+			i = fromHits
+		}
+	}
 	return out
 }
 

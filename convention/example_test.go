@@ -29,7 +29,7 @@ eta mock lands→2h to finish, p=0.7
 }
 
 func ExampleLint() {
-	m, _ := convention.Parse("v1 request limiter to builder n=2\ndeadline 2026-09-19T12:00:00Z\ndone limiter built\n")
+	m, _ := convention.Parse("v1 report limiter to lead n=2\ndeadline 2026-09-19T12:00:00Z\ndone limiter built\n")
 	for _, d := range convention.Lint(m, convention.Options{}) {
 		fmt.Println(d)
 		fmt.Println("  fix:", d.Fix)

@@ -607,11 +607,19 @@ func (l *linter) evidenceKind(ln Line) {
 // asks checks what makes silence a valid answer: every ask has a time, a default has an ask,
 // a decider has something to decide.
 func (l *linter) asks() {
-	hasAsk := false
+	hasAsk, hasReq := false, false
 	for _, ln := range l.m.Lines {
-		if ln.Word == "ask" {
-			hasAsk = true
-		}
+		hasAsk = hasAsk || ln.Word == "ask"
+		hasReq = hasReq || ln.Word == "req"
+	}
+	h, p := l.m.Header, l.m.pos
+	switch {
+	case h.Intent == "propose" && !hasAsk:
+		// The study's failure: a reader with every fact of a proposal wrote "must do:
+		// nothing required", because nothing asked it to decide.
+		l.warn(max(p.line, 1), p.intent, "no-ask", "a proposal with no ask: nothing tells the reader it must decide, or by when, so it may do nothing or take the choice as made", "add ask <what to decide>, <time>")
+	case h.Intent == "request" && !hasAsk && !hasReq:
+		l.warn(max(p.line, 1), p.intent, "no-ask", "a request with no req or ask: nothing tells the reader what it must do", "add req <what to do> or ask <question>, <time>")
 	}
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
@@ -629,7 +637,7 @@ func (l *linter) asks() {
 				l.warn(ln.Num, ln.Col(), "default-without-ask", "a default with no ask: a default is what happens when nobody answers by the ask time, and no ask says what to answer or by when", "add ask <question>, <time>")
 			}
 		case "decider":
-			if !hasAsk && l.m.Header.Intent != "decide" && l.m.Header.Intent != "answer" {
+			if !hasAsk && h.Intent != "decide" && h.Intent != "answer" && h.Intent != "propose" {
 				l.warn(ln.Num, ln.Col(), "decider-without-ask", "a decider with no ask: the reader is told who chooses but not what or by when, and may take the choice as made", "add ask <what to decide>, <time>")
 			}
 		}

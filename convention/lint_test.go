@@ -51,16 +51,16 @@ eta 2h after merge
 `, nil},
 
 	// Dates and times.
-	{"extended ISO", "v1 request limiter to builder n=1\ndeadline 2026-09-19T12:00:00Z\n", []string{"date-format"}},
-	{"extended ISO with offset", "v1 request limiter to builder n=1\ndeadline 2026-09-19T14:00:00+02:00\n", []string{"date-format"}},
-	{"date only", "v1 request limiter to builder n=1\ndeadline 2026-09-19\n", []string{"date-format"}},
-	{"prose date", "v1 request limiter to builder n=1\ndeadline 12:00 UTC on September 19, 2026\n", []string{"date-format"}},
-	{"basic without Z", "v1 request limiter to builder n=1\ndeadline 20260919T1200\n", []string{"date-format"}},
+	{"extended ISO", "v1 note limiter to builder n=1\ndeadline 2026-09-19T12:00:00Z\n", []string{"date-format"}},
+	{"extended ISO with offset", "v1 note limiter to builder n=1\ndeadline 2026-09-19T14:00:00+02:00\n", []string{"date-format"}},
+	{"date only", "v1 note limiter to builder n=1\ndeadline 2026-09-19\n", []string{"date-format"}},
+	{"prose date", "v1 note limiter to builder n=1\ndeadline 12:00 UTC on September 19, 2026\n", []string{"date-format"}},
+	{"basic without Z", "v1 note limiter to builder n=1\ndeadline 20260919T1200\n", []string{"date-format"}},
 	{"relative", "v1 request limiter to builder n=2\nask accept or decline by EOD\ndefault reassign to ops\n", []string{"date-format"}},
-	{"weekday", "v1 request limiter to builder n=1\nmust-not deploy on Friday\n", []string{"date-format"}},
-	{"slash date", "v1 request limiter to builder n=1\ndeadline 19/09/2026\n", []string{"date-format"}},
+	{"weekday", "v1 note limiter to builder n=1\nmust-not deploy on Friday\n", []string{"date-format"}},
+	{"slash date", "v1 note limiter to builder n=1\ndeadline 19/09/2026\n", []string{"date-format"}},
 
-	{"unix timestamp", "v1 request limiter to builder n=2\ndeadline 1758283200\neta 1758283200000\n", []string{"date-format", "date-format"}},
+	{"unix timestamp", "v1 note limiter to builder n=2\ndeadline 1758283200\neta 1758283200000\n", []string{"date-format", "date-format"}},
 	{"a long number that is not a time", "v1 report limiter to lead n=1\norder 1758283200 shipped\n", nil},
 
 	// Ids.
@@ -81,11 +81,13 @@ eta 2h after merge
 	// Asks, defaults, deciders.
 	{"ask without time", "v1 request limiter to builder n=1\nask accept or decline\n", []string{"ask-no-time"}},
 	{"default without ask", "v1 request limiter to builder n=2\nreq rate limit the search endpoint\ndefault reassign to ops\n", []string{"default-without-ask"}},
-	{"decider without ask", "v1 propose limiter to yu n=3\nopt/A Redis\nopt/B in-memory\ndecider yu\n", []string{"decider-without-ask"}},
-	{"deadline without time", "v1 request limiter to builder n=1\ndeadline soonish\n", []string{"deadline-no-time"}},
+	{"proposal without ask", "v1 propose limiter to yu n=3\nopt/A Redis\nopt/B in-memory\ndecider yu\n", []string{"no-ask"}},
+	{"decider without ask", "v1 report limiter to lead n=2\noutcome two options\ndecider yu\n", []string{"decider-without-ask"}},
+	{"request without req or ask", "v1 request limiter to builder n=1\noutcome limiter needed\n", []string{"no-ask"}},
+	{"deadline without time", "v1 note limiter to builder n=1\ndeadline soonish\n", []string{"deadline-no-time"}},
 
 	// Decisions phrased as taken.
-	{"the study's line", "v1 propose limiter to yu n=4\nopt/A Redis\nopt/B in-memory\n20260918T0900Z Yu (CTO) decides, no other approval\ndefault silence→A\n", []string{"decision-taken", "default-without-ask"}},
+	{"the study's line", "v1 propose limiter to yu n=4\nopt/A Redis\nopt/B in-memory\n20260918T0900Z Yu (CTO) decides, no other approval\ndefault silence→A\n", []string{"no-ask", "decision-taken", "default-without-ask"}},
 	{"mara decides", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\nrec SQLite\nmara decides\n", []string{"decision-taken"}},
 	{"decision first word", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\ndecider mara\ndecision SQLite\n", []string{"decision-taken"}},
 	{"conditional is not a decision", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\ndecider mara\nplan migrate once mara decides\n", nil},
@@ -95,9 +97,9 @@ eta 2h after merge
 	{"number after a modality word", "v1 request limiter to builder n=1\nreq 60\n", []string{"bare-number"}},
 
 	// First words.
-	{"misspelt reserved words", "v1 request limiter to builder n=4\nmust_not push to main\nreqs tests for the limiter\nDone: nothing yet\nmust not add dependencies\n", []string{"reserved-spelling", "reserved-spelling", "reserved-spelling", "reserved-spelling"}},
+	{"misspelt reserved words", "v1 request limiter to builder n=4\nmust_not push to main\nreqs tests for the limiter\nDone: nothing yet\nmust not add dependencies\n", []string{"no-ask", "reserved-spelling", "reserved-spelling", "reserved-spelling", "reserved-spelling"}},
 	{"modality synonyms", "v1 report limiter to lead n=2\nblocked on the Redis mock\nrecommendation Redis\n", []string{"modality-word", "modality-word"}},
-	{"bullets", "v1 request limiter to builder n=2\n- req rate limit the search endpoint\n* must-not push to main\n", []string{"bullet", "bullet"}},
+	{"bullets", "v1 request limiter to builder n=2\n- req rate limit the search endpoint\n* must-not push to main\n", []string{"no-ask", "bullet", "bullet"}},
 	{"done with a spaced key", "v1 report limiter to lead n=2\ndone #1 limiter built\nev commit 3f9a2c1\n", []string{"pair-key"}},
 	{"empty reserved line", "v1 request limiter to builder n=1\nreq\n", []string{"empty-line"}},
 
@@ -147,17 +149,17 @@ func TestLintMessages(t *testing.T) {
 		inMessage []string
 		fix       string
 	}{
-		{"v1 request limiter to builder n=1\ndeadline 2026-09-19T12:00:00Z\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 2026-09-19T12:00:00Z\n", "date-format",
 			[]string{"`2026-09-19T12:00:00Z`", "20260919T1200Z", "6 tokens fewer"}, "deadline 20260919T1200Z"},
-		{"v1 request limiter to builder n=1\ndeadline 2026-09-19T12:00:05Z\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 2026-09-19T12:00:05Z\n", "date-format",
 			[]string{"20260919T120005Z"}, "deadline 20260919T120005Z"},
-		{"v1 request limiter to builder n=1\ndeadline 2026-09-19T14:00:00+02:00\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 2026-09-19T14:00:00+02:00\n", "date-format",
 			[]string{"20260919T1200Z"}, "deadline 20260919T1200Z"},
-		{"v1 request limiter to builder n=1\ndeadline 2026-09-19 12:00\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 2026-09-19 12:00\n", "date-format",
 			[]string{"assumes UTC"}, "deadline 20260919T1200Z"},
-		{"v1 request limiter to builder n=1\ndeadline 9pm UTC on Sep 19, 2026\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 9pm UTC on Sep 19, 2026\n", "date-format",
 			nil, "deadline 20260919T2100Z"},
-		{"v1 request limiter to builder n=1\ndeadline 19 September 2026\n", "date-format",
+		{"v1 note limiter to builder n=1\ndeadline 19 September 2026\n", "date-format",
 			nil, "deadline 20260919"},
 		{"v1 report job-rl-0917 to lead n=1\noutcome partial\n", "random-id",
 			[]string{"`job-rl-0917`", "6 tokens", "about 2"}, ""},
