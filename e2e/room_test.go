@@ -38,7 +38,22 @@ func TestSQLite(t *testing.T) {
 	}
 	suite(t, []*server{s}, s.adminToken, sha)
 
+	// A graceful stop does not wait for open event streams to end by themselves.
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.url+"/v1/rooms/team/events", nil)
+	req.Header.Set("Authorization", "Bearer "+s.adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events as admin: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
 	s.stop(t)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopping with an open event stream took %s", d)
+	}
+	if !strings.Contains(s.stdout.String(), "parley: stopped") {
+		t.Errorf("no clean stop:\n%s", s.stdout)
+	}
 	again := startServer(t, "serve (restart)", nil, "--db", "sqlite:"+db, "--git-repo", repo)
 	if again.adminToken != "" || strings.Contains(again.stdout.String(), "admin token") {
 		t.Errorf("the restart printed a new admin token:\n%s", again.stdout)
