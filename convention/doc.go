@@ -30,7 +30,7 @@
 //	warnings  date-format (with the ISO basic rewrite and the tokens it saves),
 //	          random-id (with its token cost), done-without-ev, test-evidence, ev-kind,
 //	          ev-order, duplicate-key, ask-no-time, deadline-no-time, default-without-ask,
-//	          decider-without-ask, decision-taken, bare-number, reserved-spelling,
+//	          decider-without-ask, no-ask, decision-taken, bare-number, reserved-spelling,
 //	          modality-word, pair-key, bullet, markdown, empty-line, blank-line, json-body,
 //	          emoji, intent, re-form, duplicate-seat
 //

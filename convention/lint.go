@@ -35,7 +35,12 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		}
 		m = &c
 	}
-	l := &linter{m: m}
+	l := &linter{m: m, optLabels: map[string]bool{}}
+	for _, ln := range m.Lines {
+		if ln.Word == "opt" && ln.Key != "" {
+			l.optLabels[ln.Key] = true
+		}
+	}
 	l.header()
 	l.lines()
 	l.pairs()
@@ -55,8 +60,9 @@ func builtLines(m *Message) bool {
 }
 
 type linter struct {
-	m     *Message
-	diags []Diagnostic
+	m         *Message
+	diags     []Diagnostic
+	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name
 }
 
 func (l *linter) warn(line, col int, code, msg, fix string) {
@@ -418,6 +424,8 @@ var (
 	stopwords  = map[string]bool{"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "at": true, "by": true, "for": true, "with": true, "from": true, "is": true, "are": true, "was": true, "were": true, "be": true, "if": true, "then": true, "than": true, "when": true, "but": true, "as": true, "it": true, "into": true, "about": true, "around": true, "approx": true, "approximately": true, "up": true, "over": true, "under": true, "only": true, "just": true, "all": true, "still": true, "now": true, "so": true, "vs": true, "&": true, "→": true, "=": true, "-": true}
 )
 
+var ratioWords = map[string]bool{"of": true, "in": true, "/": true, "out": true, "per": true}
+
 // bridge words sit between a label and its number: limit to 100, replicas at 3.
 var bridge = map[string]bool{"to": true, "at": true, "of": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
 
@@ -459,8 +467,11 @@ func (l *linter) bareNumbers(ln Line) {
 				ok = true
 			}
 		}
-		if !ok && i+2 < len(all) && (strings.ToLower(all[i+1].s) == "of" || all[i+1].s == "/") && isNumber(all[i+2].s) {
-			ok = true // 3 of 5: a count of a count, labelled by what follows
+		if !ok && i+2 < len(all) && ratioWords[strings.ToLower(all[i+1].s)] && isNumber(all[i+2].s) {
+			ok = true // 3 of 5, 1 in 10: a ratio, whose second term says what the first counts
+		}
+		if !ok && l.optLabels[w.s] {
+			ok = true // rec 2 names option opt/2
 		}
 		if !ok && i+1 < len(all) {
 			next := strings.ToLower(all[i+1].s)

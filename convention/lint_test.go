@@ -41,6 +41,14 @@ req set replicas to 3
 cost 61000 tokens, p=0.7
 coverage 84%
 `, nil},
+	{"numbered options and ratios", `v1 propose retries to lead n=6
+opt/1 retry 3 times with backoff
+opt/2 fail fast
+rec 2
+risk 1 in 10 requests hits a cold cache
+ask pick 1 or 2, 20260918T0900Z
+default 2
+`, nil},
 	{"answer may state the decision", `v1 decide limiter to builder re 15 n=2
 yu decided A
 outcome Redis sliding window with fail-open
