@@ -31,9 +31,9 @@ type Options struct {
 	// Splices replaces a span of a line that occurred earlier in the session text (or
 	// the dictionary) by «distance.length», LZ-style.
 	Splices   bool
-	MinSplice int // shortest span worth a splice, in bytes; default 24
-	// TokenAligned moves splice boundaries to word boundaries and keeps a splice or a
-	// value reference only where Counter says it costs fewer tokens than its literal.
+	MinSplice int // shortest span worth a splice, in bytes; default 12 with TokenAligned, else 24
+	// TokenAligned keeps a splice or a value reference only where Counter says it costs
+	// fewer tokens than its literal (a splice counted with the bytes around it).
 	TokenAligned bool
 	// FullInstructions ships the whole format description with every session instead of
 	// the parts the session uses.
@@ -60,9 +60,15 @@ func (o *Options) minValueLen() int {
 	return 6
 }
 
+// minSplice defaults to 12 bytes when the tokenizer checks every splice, and to 24
+// when length is the only guide (a cl100k token is about 4 bytes; a splice marker costs
+// about 6 tokens).
 func (o *Options) minSplice() int {
 	if o.MinSplice > 0 {
 		return o.MinSplice
+	}
+	if o.TokenAligned && o.Counter != nil {
+		return 12
 	}
 	return 24
 }

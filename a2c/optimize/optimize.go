@@ -69,9 +69,11 @@ func SearchSpace() []Improvement {
 	add := func(name, param string, f func(o *a2c.Options, train []a2c.Input)) {
 		s = append(s, Improvement{Name: name, Param: param, apply: f})
 	}
-	add("schema", "", func(o *a2c.Options, _ []a2c.Input) { o.Schema = true })
+	// Raw newlines only exist in the schema's text fields, so they are a setting of the
+	// schema rather than an improvement of their own that could never win alone.
+	add("schema", "newlines=raw", func(o *a2c.Options, _ []a2c.Input) { o.Schema, o.RawNewlines = true, true })
+	add("schema", "newlines=escaped", func(o *a2c.Options, _ []a2c.Input) { o.Schema = true })
 	add("bare", "", func(o *a2c.Options, _ []a2c.Input) { o.Bare = true })
-	add("raw_newlines", "", func(o *a2c.Options, _ []a2c.Input) { o.RawNewlines = true })
 	add("embedded_json", "", func(o *a2c.Options, _ []a2c.Input) { o.Embedded = true })
 	for _, n := range []int{4, 6, 10} {
 		add("value_refs", fmt.Sprintf("min_len=%d", n), func(o *a2c.Options, _ []a2c.Input) { o.ValueRefs, o.MinValueLen = true, n })

@@ -494,7 +494,7 @@ on, and write a release folder that anyone can check.
 
 The sessions are split by whole trajectory (test: 30%, drawn from --seed). The search
 starts from the baseline (canonical JSON lines, every mechanism off) and, each cycle,
-probes every improvement not yet enabled (compact schema, bare values, raw newlines,
+probes every improvement not yet enabled (compact schema with raw or escaped newlines, bare values,
 embedded JSON, value references, splices, token alignment, a dictionary learned on the
 training split) with each of its settings, on the training split only. The probe with
 the lowest full cost wins the cycle; a probe that is not byte-exact on every record
