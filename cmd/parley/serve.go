@@ -89,7 +89,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, kind, target)
+	store, err := openStoreLogged(ctx, kind, target, log)
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -179,9 +179,16 @@ func parseDB(db string) (kind, target string, err error) {
 	return "sqlite", target, nil
 }
 
+// openStore opens the store a --db value names, logging to slog.Default.
 func openStore(ctx context.Context, kind, target string) (parley.Store, error) {
+	return openStoreLogged(ctx, kind, target, slog.Default())
+}
+
+// openStoreLogged opens the store a --db value names; the PostgreSQL store logs its
+// listener's reconnects to log.
+func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger) (parley.Store, error) {
 	if kind == "postgres" {
-		s, err := postgres.Open(ctx, target)
+		s, err := postgres.Open(ctx, target, postgres.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL: %w", err)
 		}
