@@ -112,6 +112,17 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+func TestHeaderNotFirst(t *testing.T) {
+	src := "Here is my report:\n```\nv1 report limiter to lead n=1\noutcome partial\n```\n"
+	if Looks(src) || HeaderLine(src) != 3 {
+		t.Fatalf("Looks = %v, HeaderLine = %d", Looks(src), HeaderLine(src))
+	}
+	_, diags := Parse(src)
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, "line 3 looks like it") {
+		t.Errorf("got %v", diags)
+	}
+}
+
 func TestParseLines(t *testing.T) {
 	src := "v1 report limiter to lead n=5\r\n" +
 		"done#1 limiter built\n" +

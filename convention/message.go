@@ -63,7 +63,8 @@ type Message struct {
 	Header Header
 	Lines  []Line
 
-	pos headerPos // where the header's parts were written; zero for built messages
+	pos         headerPos // where the header's parts were written; zero for built messages
+	laterHeader int       // a line below the first that looks like a header, when the first does not
 }
 
 // headerPos remembers where each part of the header was written, so that diagnostics found
@@ -133,6 +134,19 @@ func Looks(src string) bool {
 		}
 	}
 	return false
+}
+
+// HeaderLine returns the 1-based number of the first line of src that looks like a
+// convention header, or 0 when none does. A message whose header is not its first line (a
+// greeting above it, a code fence around it) is still meant as a convention message, and
+// the linter says so instead of treating it as prose.
+func HeaderLine(src string) int {
+	for i, line := range strings.Split(src, "\n") {
+		if Looks(line) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func firstLine(src string) string {
@@ -222,6 +236,9 @@ func Parse(src string) (*Message, []Diagnostic) {
 		return m, diags
 	}
 	m.pos.line = headerAt + 1
+	if !Looks(lines[headerAt]) {
+		m.laterHeader = HeaderLine(src)
+	}
 	diags = append(diags, m.parseHeader(lines[headerAt])...)
 	pendingBlank := []int(nil)
 	for i := headerAt + 1; i < len(lines); i++ {
@@ -317,8 +334,11 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 		errAt(v.col, "header", "the version is written in lower case: "+strings.ToLower(v.s), replaceAt(raw, v.col, v.s, strings.ToLower(v.s)))
 	default:
 		p.broken = true
-		errAt(v.col, "header", "the first line is not a header: it must start with the version v1",
-			"v1 <intent> <topic> to <seat> n=<fact lines>")
+		msg := "the first line is not a header: it must start with the version v1"
+		if n := m.laterHeader; n > 0 {
+			msg = "the header must be the first line: line " + strconv.Itoa(n) + " looks like it, and the text above it is not part of any fact"
+		}
+		errAt(v.col, "header", msg, "v1 <intent> <topic> to <seat> n=<fact lines>")
 		return diags
 	}
 

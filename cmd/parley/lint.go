@@ -118,7 +118,7 @@ func lintOne(name, text string, roster []string) lintResult {
 		r.Format = "text"
 		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityError, Code: "empty",
 			Message: "the message is empty", Fix: "start with the header: v1 <intent> <topic> to <seat> n=<fact lines>"})
-	case convention.Looks(text):
+	case convention.Looks(text) || convention.HeaderLine(text) > 0 && !aacp.Looks(text):
 		r.Format = "convention"
 		_, diags := convention.Check(text, convention.Options{Roster: roster})
 		r.Diagnostics = append(r.Diagnostics, diags...)

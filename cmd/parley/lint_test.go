@@ -116,6 +116,8 @@ func TestLintStdinAndExitCodes(t *testing.T) {
 		{"dash is stdin", "v1 report limiter to lead n=2\ndone limiter built\n", []string{"lint", "-"}, 1,
 			"<stdin>:1:27: error: n=2 but the message has 1 fact line:"},
 		{"empty input is an error", "", []string{"lint"}, 1, "<stdin>:1:1: error: the message is empty [empty]"},
+		{"a header below a greeting is still a convention message", "Status below.\nv1 report limiter to lead n=1\noutcome partial\n", []string{"lint"}, 1,
+			"<stdin>:1:1: error: the header must be the first line: line 2 looks like it"},
 		{"decision taken, with a two-line fix", "v1 propose limiter to yu n=2\nopt/A Redis\nyu decides by 20260918T0900Z\n", []string{"lint"}, 0,
 			"    fix: decider yu\n         ask <what to decide>, 20260918T0900Z\n"},
 	}
