@@ -237,42 +237,9 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	}
 	defer tx.Rollback(context.Background())
 
-	var seq int64
-	err = tx.QueryRow(ctx, `UPDATE rooms SET last_seq = last_seq + 1 WHERE name = $1 RETURNING last_seq`, m.Room).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, roomNotFound(m.Room)
-	}
+	seq, orig, err := lockAndCheck(ctx, tx, a, &m)
 	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
-
-	if m.IdempotencyKey != "" {
-		orig, err := scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
-			WHERE room = $1 AND seat = $2 AND idempotency_key = $3`, m.Room, m.Seat, m.IdempotencyKey))
-		switch {
-		case err == nil:
-			return orig, parley.ErrReplay // the rollback returns the seq
-		case !errors.Is(err, pgx.ErrNoRows):
-			return nil, fmt.Errorf("append: idempotency key: %w", err)
-		}
-	}
-
-	if orig, err := duplicate(ctx, tx, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
-		return nil, fmt.Errorf("append: dedup: %w", err)
-	} else if orig != 0 {
-		return nil, duplicateError(orig)
-	}
-
-	if a.Lapses != nil {
-		tag, err := tx.Exec(ctx, `UPDATE asks SET state = $1, closed_by = $2
-			WHERE room = $3 AND seq = $4 AND line = $5 AND state = $6`,
-			parley.AskLapsed, seq, m.Room, a.Lapses.Seq, a.Lapses.Line, parley.AskOpen)
-		if err != nil {
-			return nil, fmt.Errorf("append: lapse ask: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil, parley.Errorf(parley.ECONFLICT, "ask #%d line %d is no longer open", a.Lapses.Seq, a.Lapses.Line)
-		}
+		return orig, err // orig with ErrReplay
 	}
 
 	notes, err := marshalNotes(m.Notes)
@@ -283,8 +250,14 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	if m.IdempotencyKey != "" {
 		key = &m.IdempotencyKey
 	}
-	// The remaining statements go in one batch: one round trip instead of one per statement.
+	// The writes go in one batch: one round trip instead of one per statement. The lapse goes
+	// first, so that its result can be read before the others'.
 	b := &pgx.Batch{}
+	if a.Lapses != nil {
+		b.Queue(`UPDATE asks SET state = $1, closed_by = $2
+			WHERE room = $3 AND seq = $4 AND line = $5 AND state = $6`,
+			parley.AskLapsed, seq, m.Room, a.Lapses.Seq, a.Lapses.Line, parley.AskOpen)
+	}
 	b.Queue(`INSERT INTO messages
 		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
@@ -307,7 +280,19 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	}
 	// Delivered to every listener when, and only if, the transaction commits.
 	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(m.Room, seq))
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	br := tx.SendBatch(ctx, b)
+	if a.Lapses != nil {
+		tag, err := br.Exec()
+		if err == nil && tag.RowsAffected() == 0 {
+			br.Close()
+			return nil, parley.Errorf(parley.ECONFLICT, "ask #%d line %d is no longer open", a.Lapses.Seq, a.Lapses.Line)
+		}
+		if err != nil {
+			br.Close()
+			return nil, fmt.Errorf("append: lapse ask: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
 		if sqlState(err) == uniqueViolation && len(a.Asks) > 0 {
 			return nil, parley.Errorf(parley.EINVALID, "two asks on one line")
 		}
@@ -328,6 +313,54 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	return &m, nil
 }
 
+// lockAndCheck takes the room's next seq, which locks its row, and then runs the idempotency
+// and dedup checks, all in one round trip: statements of a batch run in order, so the checks
+// run after the lock and see every append to the room that committed before it.
+func lockAndCheck(ctx context.Context, tx pgx.Tx, a *parley.Append, m *parley.Message) (seq int64, orig *parley.Message, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE rooms SET last_seq = last_seq + 1 WHERE name = $1 RETURNING last_seq`, m.Room)
+	if m.IdempotencyKey != "" {
+		b.Queue(qByKey, m.Room, m.Seat, m.IdempotencyKey)
+	}
+	dedup := wantDuplicate(m.Hash, a.DedupSince, a.DedupLast)
+	if dedup {
+		b.Queue(qDuplicate, duplicateArgs(m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast)...)
+	}
+	br := tx.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); cerr != nil && err == nil {
+			seq, orig, err = 0, nil, fmt.Errorf("append: %w", cerr)
+		}
+	}()
+
+	err = br.QueryRow().Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil, roomNotFound(m.Room)
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("append: %w", err)
+	}
+	if m.IdempotencyKey != "" {
+		orig, err := scanMessage(br.QueryRow())
+		switch {
+		case err == nil:
+			return 0, orig, parley.ErrReplay // the rollback returns the seq
+		case !errors.Is(err, pgx.ErrNoRows):
+			return 0, nil, fmt.Errorf("append: idempotency key: %w", err)
+		}
+	}
+	if dedup {
+		var dup int64
+		if err := br.QueryRow().Scan(&dup); err != nil {
+			return 0, nil, fmt.Errorf("append: dedup: %w", err)
+		}
+		if dup != 0 {
+			return 0, nil, duplicateError(dup)
+		}
+	}
+	return seq, nil, nil
+}
+
 func duplicateError(orig int64) error {
 	return parley.Errorf(parley.ECONFLICT, "this repeats your message #%d", orig).
 		WithHint("say what is new, or refer to #%d with re %d", orig, orig).
@@ -345,31 +378,30 @@ func marshalNotes(notes []string) (string, error) {
 	return string(b), nil
 }
 
-// querier is what the pool and a transaction both offer.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// qDuplicate finds the latest seq among the seat's messages with this hash that were posted
+// after $4 (when not null) or are among its last $5 (when $5 > 0), or 0. For the last N, the
+// inner query walks N entries of the (room, seat, seq) index to find the Nth-last seq; the
+// index on (room, seat, hash, seq) then finds the repeats from there on.
+const qDuplicate = `SELECT greatest(
+	(SELECT max(seq) FROM messages
+		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4),
+	(SELECT max(seq) FROM messages WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash = $3 AND seq >= coalesce(
+		(SELECT seq FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT 1 OFFSET greatest($5 - 1, 0)), 0)),
+	0)`
+
+const qByKey = `SELECT ` + messageColumns + ` FROM messages WHERE room = $1 AND seat = $2 AND idempotency_key = $3`
+
+// wantDuplicate reports whether there is anything to check for a repeat.
+func wantDuplicate(hash []byte, since time.Time, n int) bool {
+	return len(hash) > 0 && (!since.IsZero() || n > 0)
 }
 
-// duplicate returns the latest seq among the seat's messages with this hash that were posted
-// after since (when set) or are among its last n (when n > 0), or 0. For the last n, the inner
-// query walks n entries of the (room, seat, seq) index to find the nth-last seq; the index on
-// (room, seat, hash, seq) then finds the repeats from there on.
-func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
-	if len(hash) == 0 || (since.IsZero() && n <= 0) {
-		return 0, nil
-	}
+func duplicateArgs(room, seat string, hash []byte, since time.Time, n int) []any {
 	var sinceArg *time.Time
 	if !since.IsZero() {
 		sinceArg = &since
 	}
-	var found int64
-	err := q.QueryRow(ctx, `SELECT greatest(
-			(SELECT max(seq) FROM messages
-				WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4),
-			(SELECT max(seq) FROM messages WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash = $3 AND seq >= coalesce(
-				(SELECT seq FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT 1 OFFSET greatest($5 - 1, 0)), 0)),
-			0)`, room, seat, hash, sinceArg, int64(max(n, 0))).Scan(&found)
-	return found, err
+	return []any{room, seat, hash, sinceArg, int64(max(n, 0))}
 }
 
 const messageColumns = `room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes::text, idempotency_key`
@@ -451,8 +483,7 @@ func (s *Store) LastSeq(ctx context.Context, room string) (int64, error) {
 
 // ByIdempotencyKey returns the message a seat posted with key. ENOTFOUND.
 func (s *Store) ByIdempotencyKey(ctx context.Context, room, seat, key string) (*parley.Message, error) {
-	m, err := scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
-		WHERE room = $1 AND seat = $2 AND idempotency_key = $3`, room, seat, key))
+	m, err := scanMessage(s.pool.QueryRow(ctx, qByKey, room, seat, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, parley.Errorf(parley.ENOTFOUND, "no message of seat %q with this Idempotency-Key", seat)
 	}
@@ -465,8 +496,11 @@ func (s *Store) ByIdempotencyKey(ctx context.Context, room, seat, key string) (*
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since
 // or among its last n messages, or 0.
 func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
-	seq, err := duplicate(ctx, s.pool, room, seat, hash, since, n)
-	if err != nil {
+	if !wantDuplicate(hash, since, n) {
+		return 0, nil
+	}
+	var seq int64
+	if err := s.pool.QueryRow(ctx, qDuplicate, duplicateArgs(room, seat, hash, since, n)...).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("duplicate: %w", err)
 	}
 	return seq, nil
