@@ -23,3 +23,9 @@ func checkAACP(src string, roster []string) (*packet, []convention.Diagnostic) {
 	res, _ := p.Get("res")
 	return &packet{verb: strings.ToLower(p.Task), topic: res, to: aacp.Addressees(p)}, diags
 }
+
+// addresseesAACP returns the to: seats of a stored packet.
+func addresseesAACP(src string) []string {
+	p, _ := aacp.Parse(src)
+	return aacp.Addressees(p)
+}

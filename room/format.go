@@ -117,7 +117,9 @@ func contains(list []string, s string) bool {
 // basic time in the line, with the message's `default` and `decider` lines.
 //
 // The store keeps one ask per line, so an ask is addressed to the header's one seat, or to
-// `all` when the header names all or several seats: any of them answering with `re` closes it.
+// `all` when the header names all or several seats. For several, the inbox shows the ask only
+// to the seats the header names, and only they can close it by answering with `re`: the first
+// answer closes it for all of them.
 func asksOf(d *draft, from string) []*parley.Ask {
 	if d.conv == nil {
 		return nil

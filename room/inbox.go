@@ -23,13 +23,29 @@ func (s *Service) Inbox(ctx context.Context, c *parley.Caller, room string) (*pa
 		return nil, s.internal(ctx, "inbox", err)
 	}
 	in := &parley.Inbox{Seat: seat.Name, Room: room, Unanswered: []parley.InboxAsk{}, Open: []parley.InboxAsk{}}
+	// An ask to several named seats is stored as addressed to all (one ask per line); the
+	// asking message's header says who it was really for.
+	forMe := map[int64]bool{}
 	for _, a := range asks {
 		ia := parley.InboxAsk{Seq: a.Seq, From: a.From, To: a.To, Line: "ask " + a.Text, Due: a.Due, Default: a.Default}
 		switch {
 		case a.From == seat.Name:
 			in.Open = append(in.Open, ia)
-		case a.To == seat.Name || a.To == "all":
+		case a.To == seat.Name:
 			in.Unanswered = append(in.Unanswered, ia)
+		case a.To == "all":
+			mine, ok := forMe[a.Seq]
+			if !ok {
+				m, err := s.store.Message(ctx, room, a.Seq)
+				if err != nil {
+					return nil, s.internal(ctx, "inbox", err)
+				}
+				mine = addressedTo(m, seat.Name)
+				forMe[a.Seq] = mine
+			}
+			if mine {
+				in.Unanswered = append(in.Unanswered, ia)
+			}
 		}
 	}
 	return in, nil

@@ -63,7 +63,8 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkRe(ctx, room, d.re); err != nil {
+	reMsg, err := s.checkRe(ctx, room, d.re)
+	if err != nil {
 		return nil, err
 	}
 
@@ -108,7 +109,9 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 				Fix:     "give a time in the future, in ISO basic UTC such as " + formatTime(now.Add(2*time.Hour).Truncate(time.Hour))})
 		}
 	}
-	if d.re > 0 {
+	if reMsg != nil && addressedTo(reMsg, seat.Name) {
+		// Only a seat the asking message addressed can answer its asks; anyone may refer to
+		// it with re without closing them.
 		a.Answers = []int64{d.re}
 	}
 	m, err := s.store.Append(ctx, a)
@@ -166,7 +169,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return refused(err)
 	}
-	if err := s.checkRe(ctx, room, d.re); err != nil {
+	if _, err := s.checkRe(ctx, room, d.re); err != nil {
 		return refused(err)
 	}
 	since := s.now().UTC().Add(-time.Duration(r.Policy.DedupWindow))
@@ -294,20 +297,33 @@ func checkKey(key string) error {
 	return nil
 }
 
-// checkRe makes sure `re <seq>` names a message of the room.
-func (s *Service) checkRe(ctx context.Context, room string, re int64) error {
+// checkRe makes sure `re <seq>` names a message of the room, and returns it (nil for no re).
+func (s *Service) checkRe(ctx context.Context, room string, re int64) (*parley.Message, error) {
 	if re <= 0 {
-		return nil
+		return nil, nil
 	}
-	_, err := s.store.Message(ctx, room, re)
+	m, err := s.store.Message(ctx, room, re)
 	if parley.ErrorCode(err) == parley.ENOTFOUND {
-		return parley.Errorf(parley.EINVALID, "re %d: room %s has no message #%d", re, room, re).
+		return nil, parley.Errorf(parley.EINVALID, "re %d: room %s has no message #%d", re, room, re).
 			WithHint("answer an existing message; your inbox lists the asks you owe with their seq")
 	}
 	if err != nil {
-		return s.internal(ctx, "post: re", err)
+		return nil, s.internal(ctx, "post: re", err)
 	}
-	return nil
+	return m, nil
+}
+
+// addressedTo reports whether m's header names seat or all.
+func addressedTo(m *parley.Message, seat string) bool {
+	var to []string
+	switch m.Format {
+	case parley.FormatConvention:
+		conv, _ := convention.Parse(m.Body)
+		to = conv.Header.To
+	case parley.FormatAACP:
+		to = addresseesAACP(m.Body)
+	}
+	return contains(to, seat) || contains(to, "all")
 }
 
 // duplicateError is the refusal of a repeat.

@@ -561,3 +561,27 @@ func TestPolicyPatch(t *testing.T) {
 		t.Errorf("agent patches policy: %v", err)
 	}
 }
+
+func TestAskToSeveralSeats(t *testing.T) {
+	f := MustFixture(t, "")
+	f.MustRoom("r", nil, "lead", "yu", "ops", "ci")
+	ctx := t.Context()
+	ask := f.MustPost("r/lead", "v1 request deploy to yu,ops n=1\nask go or no-go, 20260918T0900Z\n")
+	for seat, want := range map[string]int{"yu": 1, "ops": 1, "ci": 0} {
+		in := must(f.Svc.Inbox(ctx, f.Seats["r/"+seat], "r"))(t)
+		if len(in.Unanswered) != want {
+			t.Errorf("%s's inbox: %+v, want %d asks", seat, in.Unanswered, want)
+		}
+	}
+	// ci is not addressed: its re refers to the ask without closing it.
+	f.MustPost("r/ci", fmt.Sprintf("v1 note deploy to lead re %d n=1\noutcome pipeline green\n", ask.Seq))
+	if in := must(f.Svc.Inbox(ctx, f.Seats["r/yu"], "r"))(t); len(in.Unanswered) != 1 {
+		t.Errorf("ci's re closed the ask: %+v", in.Unanswered)
+	}
+	f.MustPost("r/ops", fmt.Sprintf("v1 answer deploy to lead re %d n=1\noutcome go\n", ask.Seq))
+	for _, seat := range []string{"yu", "ops"} {
+		if in := must(f.Svc.Inbox(ctx, f.Seats["r/"+seat], "r"))(t); len(in.Unanswered) != 0 {
+			t.Errorf("%s still owes %+v after ops answered", seat, in.Unanswered)
+		}
+	}
+}
