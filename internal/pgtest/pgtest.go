@@ -56,7 +56,8 @@ var (
 )
 
 // DSN returns the DSN of a new, empty database on the test server, dropped with tb.Cleanup:
-// a postgres:// URL for the private server, and in the form of PARLEY_TEST_POSTGRES for that.
+// a postgres:// URL on the private server, or PARLEY_TEST_POSTGRES (in the form it was given)
+// with its database replaced.
 // Cleanups run last in, first out, so a store opened on it after the call, and closed with
 // tb.Cleanup, is closed before the drop.
 func DSN(tb testing.TB) string {
