@@ -18,9 +18,11 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/mcp"
 	"github.com/parleyhq/parley/postgres"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
+	"github.com/parleyhq/parley/web"
 )
 
 const serveDescription = `
@@ -109,6 +111,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 
 	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	h.Handle("/mcp", mcp.NewHandler(svc, log, mcp.ShutdownOn(ctx.Done())))
+	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: ctx.Done()}))
 	srv := phttp.NewHTTPServer(*addr, h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	ln, err := net.Listen("tcp", *addr)
