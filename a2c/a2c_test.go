@@ -362,3 +362,34 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestMeasureFoldsNeverTrainsOnTheSessionItEncodes: a string shared only by the two
+// sessions of one fold cannot reach the dictionary that fold is encoded with.
+func TestMeasureFoldsNeverTrainsOnTheSessionItEncodes(t *testing.T) {
+	c := mustCounter(t)
+	mk := func(id, s string) Input {
+		return Input{ID: id, Records: []trace.Value{parse(t, `{"kind":"message","text":"`+s+`"}`)}}
+	}
+	x := strings.Repeat("only the even sessions say this; ", 8)
+	y := strings.Repeat("only the odd sessions say that. ", 8)
+	in := []Input{mk("0", x), mk("1", y), mk("2", x), mk("3", y)}
+	res, err := MeasureFolds(context.Background(), in, Default(c), c, "cl100k_base", nil, 2, TrainOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Lossless || res.DictionaryFolds != 2 {
+		t.Fatalf("lossless %v folds %d", res.Lossless, res.DictionaryFolds)
+	}
+	// Each fold's dictionary holds the other fold's sentence, which this fold never
+	// uses, so no session may use a dictionary and none is charged.
+	if res.DictionaryTokens != 0 {
+		t.Fatalf("a fold used a dictionary learned from itself: %d dictionary tokens", res.DictionaryTokens)
+	}
+	if res.FullCostTokens != res.PayloadTokens+res.InstructionTokens {
+		t.Fatalf("full %d != payload %d + instructions %d", res.FullCostTokens, res.PayloadTokens, res.InstructionTokens)
+	}
+	d := Train([][]trace.Value{in[0].Records, in[2].Records}, TrainOptions{})
+	if !strings.Contains(d.Text, "even sessions") || strings.Contains(d.Text, "odd sessions") {
+		t.Fatalf("dictionary learned the wrong text: %q", d.Text)
+	}
+}

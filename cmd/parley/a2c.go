@@ -359,15 +359,20 @@ Measure a2c/1 on a source in real tokens. raw = the canonical JSON of every reco
 full cost = payload + every session's decode instructions + the dictionary (in full: once
 for the whole set by default, or for every session that uses it with --dict-charge
 session); saving = 1 − full/raw. Also against the same records as one minified
-JSON array, pretty JSON (indent 2) and TOON. Break-even of a session: the first handoff k
+JSON array, pretty JSON (indent 2) and TOON.
+
+Dictionary: with --dict, that file. Otherwise --dict-folds k (default 2) learns one by
+cross-validation, so no session is ever encoded with a dictionary that saw it: the
+sessions are dealt into k folds and each fold is encoded with a dictionary learned on
+the others, each dictionary charged in full once. --dict-folds 0 measures without one. Break-even of a session: the first handoff k
 where the cumulative full cost (instructions charged with the first handoff) is at most
 the cumulative raw cost; the median over sessions and the sessions that never break
 even are reported. Every session is verified byte for byte while it is measured.
 
 The plain output is a table; --json prints one object with encoding, sessions,
 handoffs, raw_tokens, payload_tokens, instruction_tokens, dictionary_tokens,
-full_cost_tokens, saving, median_break_even (null = never), never_break_even, lossless
-and baselines.`
+full_cost_tokens, saving, median_break_even (null = never), never_break_even, lossless,
+baselines and dictionary_folds.`
 
 func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "a2c benchmark", "a2c benchmark --adapter A --source PATH [--encoding E] [--dict FILE] [--json]", a2cBenchmarkDescription,
@@ -376,6 +381,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	encName := fs.String("encoding", "cl100k_base", "the tokenizer: cl100k_base (comparable with published figures) or o200k_base")
 	dictPath := fs.String("dict", "", "a dictionary file written by 'parley a2c train'")
 	dictCharge := fs.String("dict-charge", "once", "how the dictionary is charged: once (in full, once for all sessions: a deployment ships it once) or session (in full to every session that uses it)")
+	folds := fs.Int("dict-folds", 2, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	perSession := fs.Bool("sessions-table", false, "also list every session's figures")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -404,11 +410,20 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("--dict-charge must be once or session, not %q", *dictCharge)
 	}
 	step := max(len(ss)/10, 1)
-	res, err := a2c.Measure(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), func(done, total int) {
+	progress := func(done, total int) {
 		if done%step == 0 || done == total {
 			fmt.Fprintf(e.stderr, "benchmark: %d/%d sessions\n", done, total)
 		}
-	})
+	}
+	var res *a2c.Result
+	if dict == nil && *folds >= 2 {
+		if opt.DictCharge != a2c.DictOnce {
+			return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
+		}
+		res, err = a2c.MeasureFolds(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), *folds, a2c.TrainOptions{}, progress)
+	} else {
+		res, err = a2c.Measure(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), progress)
+	}
 	if err != nil {
 		return err
 	}
