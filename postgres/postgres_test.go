@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,6 +80,24 @@ func TestConcurrentOpen(t *testing.T) {
 	var n int
 	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("schema_migrations rows = %d, %v, want 1", n, err)
+	}
+}
+
+// TestNewerSchema checks that a database migrated by a newer parley is refused, not misread.
+func TestNewerSchema(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	MustOpen(t, dsn)
+	conn := mustConnect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, 'migrations/0999_future.sql')`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(t.Context(), dsn)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open accepted a database with a newer schema")
+	}
+	if !strings.Contains(err.Error(), "version 999, newer than this parley knows") {
+		t.Fatalf("Open: %v, want the newer-schema error", err)
 	}
 }
 
