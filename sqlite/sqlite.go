@@ -137,6 +137,22 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	sort.Strings(names)
+	known := 0
+	for _, name := range names {
+		v, err := migrationVersion(name)
+		if err != nil {
+			return err
+		}
+		known = max(known, v)
+	}
+	// A database that a newer parley migrated may hold what this one would misread.
+	var current int
+	if err := s.write.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if current > known {
+		return fmt.Errorf("migrate: the database schema is at version %d, newer than this parley knows (%d): run a newer parley", current, known)
+	}
 	for _, name := range names {
 		version, err := migrationVersion(name)
 		if err != nil {
