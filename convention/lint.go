@@ -103,13 +103,11 @@ func (l *linter) header() {
 	}
 }
 
-// lines runs the per-line rules: the first word, dates, ids and bare numbers.
+// lines runs the per-line rules: the first word, dates and times, ids, bare numbers, emoji.
 func (l *linter) lines() {
 	for _, ln := range l.m.Lines {
 		l.firstWord(ln)
-		if !ln.Reserved && ln.Word != "" && ln.Text == "" && isNumber(strings.Trim(ln.Word, "(),;:.")) {
-			// A line that is only a number is caught by the bare-number rule below.
-		} else if ln.Reserved && ln.Text == "" {
+		if ln.Reserved && ln.Text == "" {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.dates(ln)
@@ -120,7 +118,8 @@ func (l *linter) lines() {
 	}
 }
 
-// misspelt maps spellings of reserved words that agents write to the reserved word.
+// normalizeReserved maps the spellings of reserved words that agents write (Done:, REQ,
+// must_not, reqs, **ask**) to the reserved word.
 func normalizeReserved(word string) (string, bool) {
 	w := strings.ToLower(strings.TrimRight(word, ":.,"))
 	w = strings.Trim(w, "*_`")
@@ -144,7 +143,7 @@ func normalizeReserved(word string) (string, bool) {
 // synonyms are first words that read as a modality but are not reserved: the line is then a
 // plain fact, and the state record and the reader's obligations do not see it.
 var synonyms = map[string]string{
-	"required": "req", "requirement": "req", "requirements": "req", "require": "req", "requires": "req", "must": "req", "todo-req": "req",
+	"required": "req", "requirement": "req", "requirements": "req", "require": "req", "requires": "req", "must": "req",
 	"question": "ask", "questions": "ask",
 	"forbidden": "must-not", "prohibited": "must-not", "never": "must-not", "don't": "must-not", "dont": "must-not", "do-not": "must-not",
 	"allowed": "may", "permitted": "may", "permission": "may", "optional": "may",
@@ -253,7 +252,7 @@ func (l *linter) dates(ln Line) {
 		if h.assumeUTC {
 			msg += " (no zone was written: the rewrite assumes UTC)"
 		}
-		l.warn(ln.Num, col, "date-format", msg, strings.Repeat(" ", 0)+ln.Raw[:ln.Col()-1]+after)
+		l.warn(ln.Num, col, "date-format", msg, ln.Raw[:ln.Col()-1]+after)
 	}
 }
 
@@ -363,9 +362,10 @@ var (
 	productPrefix = []string{"gpt", "claude", "gemini", "llama", "mistral", "qwen", "deepseek", "sonnet", "opus", "haiku", "o1", "o3", "o4", "o200k", "cl100k", "utf", "sha", "ipv", "http", "x86", "arm64", "amd64", "win", "macos", "ubuntu", "debian", "node", "python", "go1", "es20", "iso"}
 )
 
-// idCost decides whether w is an id that costs more than it needs to: random-looking (hex,
-// UUID, base62 noise) or an id with digits that costs six tokens or more. It returns the
-// phrase to put in the warning.
+// idCost decides whether w is an id that costs more than it needs to: random-looking (a
+// UUID, base62 or hex noise inside a name) or an id with digits that costs six tokens or
+// more. A bare commit sha is exempt: no word can replace it. It returns the phrase to put in
+// the warning.
 func idCost(w string) (string, bool) {
 	if len(w) < 6 || strings.ContainsAny(w, "/.@=$~+:") || strings.Contains(w, "://") {
 		return "", false
@@ -386,12 +386,6 @@ func idCost(w string) (string, bool) {
 	if IsHexSHA(w) {
 		return "", false // a commit name is what it is; no word can replace it
 	}
-	lower := strings.ToLower(w)
-	for _, p := range productPrefix {
-		if strings.HasPrefix(lower, p) {
-			return "", false
-		}
-	}
 	if strings.ToUpper(w) == w && strings.Contains(w, "_") {
 		return "", false // an environment variable name: legible by convention
 	}
@@ -404,6 +398,14 @@ func idCost(w string) (string, bool) {
 			humps := humpRe.FindAllString(seg, -1)
 			if len(seg) >= 6 && len(humps) >= 4 && float64(len(seg))/float64(len(humps)) < 2.6 {
 				random = true
+			}
+		}
+	}
+	if !random {
+		lower := strings.ToLower(w)
+		for _, p := range productPrefix {
+			if strings.HasPrefix(lower, p) {
+				return "", false // gpt-4o-mini costs what it costs; node-7f8c9d2e4b is still noise
 			}
 		}
 	}
