@@ -48,6 +48,10 @@ var _ parley.Store = (*Store)(nil)
 // channel is the NOTIFY channel of appends.
 const channel = "parley_append"
 
+// listenPing is how long the listening connection may stay quiet before the Store checks that
+// it is still alive; the traffic also keeps idle-connection timeouts of firewalls at bay.
+var listenPing = 30 * time.Second
+
 // migrationLock is the advisory lock key that serialises migrations of several processes
 // starting at once ("parley" in ASCII).
 const migrationLock = 0x7061726c6579
@@ -242,7 +246,20 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			conn, backoff = c, 100*time.Millisecond
 			s.catchUp(ctx)
 		}
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, listenPing)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			// Quiet for a while: a connection that a firewall or NAT dropped silently
+			// would wait forever, so prove this one alive. pgx keeps a connection open
+			// after a timeout, and buffers notifications that arrive during the ping.
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err = conn.Ping(pctx)
+			cancel()
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			conn.Close(context.Background())
 			conn = nil

@@ -136,6 +136,21 @@ func TestListenerReconnect(t *testing.T) {
 	}
 }
 
+// TestListenerPing makes the listener ping often, and checks that notifications still arrive,
+// also those that come in while it pings.
+func TestListenerPing(t *testing.T) {
+	defer postgres.SetListenPing(time.Millisecond)()
+	dsn := pgtest.DSN(t)
+	a, b := MustOpen(t, dsn), MustOpen(t, dsn)
+	storetest.MustCreateRoom(t, a, "limiter")
+	ch := a.Watch(t.Context(), "limiter")
+	for i := range 20 {
+		m := storetest.MustAppend(t, b, &parley.Append{Message: &parley.Message{Room: "limiter", Seat: "bob", Format: parley.FormatText, Body: fmt.Sprintf("ping %d", i)}})
+		waitFor(t, ch, m.Seq)
+		time.Sleep(3 * time.Millisecond)
+	}
+}
+
 func waitListeners(t *testing.T, conn *pgx.Conn, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
