@@ -14,9 +14,9 @@
 //
 // Watch is LISTEN/NOTIFY: Append sends NOTIFY parley_append '<seq> <room>' in its transaction,
 // which PostgreSQL delivers on commit to every listening process. Each Store holds one
-// dedicated listening connection and fans notifications out to its in-process watchers;
-// after losing that connection it reconnects and wakes every watcher with its room's current
-// seq, since notifications sent meanwhile are lost.
+// dedicated listening connection and fans notifications out to its in-process watchers. It
+// pings that connection after 30 seconds of quiet; after losing it, it reconnects and wakes
+// every watcher with its room's current seq, since notifications sent meanwhile are lost.
 //
 // Times are timestamptz: microseconds, returned in UTC.
 package postgres
