@@ -61,7 +61,8 @@ private domains), no p: or an odd one, a version other than 1.1, sentiment: with
 ltv: without ccy:, unknown field keys, spaces in values.
 
 --room adds what a room requires: a to: naming the addressees. --roster checks them.
-Exit status: 1 when any packet has an error, 0 otherwise, 2 for a usage error.`
+Exit status: 1 when any packet has an error, 0 otherwise, 2 for a usage error or an
+unreadable file.`
 
 const aacpValidateExamples = `  parley aacp validate packet.txt
   echo 'FETCH|HR|return:hr-bot|p:1|aacp:1.1|res:emp_salary' | parley aacp validate
@@ -84,11 +85,13 @@ func runAACPValidate(ctx context.Context, e *env, args []string) error {
 		files = []string{"-"}
 	}
 	var results []lintResult
-	failed := false
+	failed, unreadable := false, false
 	for _, f := range files {
 		text, err := readInput(e, f)
 		if err != nil {
-			return &exitError{code: 2, msg: err.Error()}
+			fmt.Fprintf(e.stderr, "parley aacp validate: %v\n", err)
+			unreadable = true
+			continue
 		}
 		_, diags := aacp.Check(text, aacp.Options{RequireTo: *room, Roster: roster})
 		if diags == nil {
@@ -106,7 +109,10 @@ func runAACPValidate(ctx context.Context, e *env, args []string) error {
 			writeDiagnostics(e.stdout, r.File, r.Diagnostics)
 		}
 	}
-	if failed {
+	switch {
+	case unreadable:
+		return &exitError{code: 2}
+	case failed:
 		return errSilentFailure
 	}
 	return nil

@@ -68,11 +68,14 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		files = []string{"-"}
 	}
 	results := make([]lintResult, 0, len(files))
-	failed := false
+	failed, unreadable := false, false
 	for _, f := range files {
 		text, err := readInput(e, f)
 		if err != nil {
-			return &exitError{code: 2, msg: err.Error()}
+			// Like a compiler: say so, check the other inputs, and exit 2 at the end.
+			fmt.Fprintf(e.stderr, "parley lint: %v\n", err)
+			unreadable = true
+			continue
 		}
 		r := lintOne(displayName(f), text, roster)
 		failed = failed || convention.HasError(r.Diagnostics)
@@ -87,7 +90,10 @@ func runLint(ctx context.Context, e *env, args []string) error {
 			writeDiagnostics(e.stdout, r.File, r.Diagnostics)
 		}
 	}
-	if failed {
+	switch {
+	case unreadable:
+		return &exitError{code: 2}
+	case failed:
 		return errSilentFailure
 	}
 	return nil

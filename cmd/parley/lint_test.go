@@ -141,7 +141,13 @@ func TestLintUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, errs)
 		}
 	}
-	code, out, _ := runParley(t, "", "lint", "--help")
+	// An unreadable file does not stop the others from being checked.
+	bad := writeTemp(t, "bad.txt", "v1 report limiter to lead n=3\noutcome partial\n")
+	code, out, errs := runParley(t, "", "lint", filepath.Join(t.TempDir(), "missing.txt"), bad)
+	if code != 2 || !strings.Contains(out, bad+":1:27: error: n=3") || !strings.Contains(errs, "missing.txt") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, out, _ = runParley(t, "", "lint", "--help")
 	if code != 0 || !strings.Contains(out, "Usage: parley lint") || !strings.Contains(out, "Examples:") {
 		t.Errorf("--help: exit %d\n%s", code, out)
 	}
