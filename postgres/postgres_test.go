@@ -190,3 +190,7 @@ func waitFor(t *testing.T, ch <-chan int64, want int64) {
 
 func BenchmarkAppend(b *testing.B)   { storetest.BenchAppend(b, MustOpen(b, pgtest.DSN(b))) }
 func BenchmarkMessages(b *testing.B) { storetest.BenchMessages(b, MustOpen(b, pgtest.DSN(b))) }
+
+func BenchmarkAppendParallel(b *testing.B) {
+	storetest.BenchAppendParallel(b, MustOpen(b, pgtest.DSN(b)))
+}

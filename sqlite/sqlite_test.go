@@ -105,3 +105,5 @@ func TestFileMode(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkAppendParallel(b *testing.B) { storetest.BenchAppendParallel(b, MustOpen(b)) }

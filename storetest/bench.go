@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,4 +63,29 @@ func BenchMessages(b *testing.B, s parley.Store) {
 			b.Fatalf("messages: got %d", len(msgs))
 		}
 	}
+}
+
+// BenchAppendParallel measures Append from many goroutines at once (b.SetParallelism(8) per
+// GOMAXPROCS), each its own seat, into one room: the load of a busy room, where appends
+// contend for the room's seq.
+func BenchAppendParallel(b *testing.B, s parley.Store) {
+	ctx := context.Background()
+	MustCreateRoom(b, s, "bench")
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	var seats atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		seat := fmt.Sprintf("s%d", seats.Add(1))
+		for i := 0; pb.Next(); i++ {
+			body := benchBody + fmt.Sprintf("nonce %d\n", i)
+			if _, err := s.Append(ctx, &parley.Append{
+				Message:    msg("bench", seat, body),
+				DedupSince: t0.Add(-24 * time.Hour), DedupLast: 500,
+			}); err != nil {
+				b.Errorf("append: %v", err)
+				return
+			}
+		}
+	})
 }
