@@ -523,6 +523,13 @@ func testIdempotency(t *testing.T, s parley.Store) {
 		t.Fatalf("replay stored asks: %v, %v", asks, err)
 	}
 
+	// The usual retry repeats the body too: it is a replay, not a refused repeat.
+	same := *m
+	got, err = s.Append(ctx(t), &parley.Append{Message: &same, DedupSince: t0.Add(-time.Hour), DedupLast: 500})
+	if !errors.Is(err, parley.ErrReplay) || !reflect.DeepEqual(got, orig) {
+		t.Fatalf("retry with the same body: %+v, %v; want the original and ErrReplay", got, err)
+	}
+
 	// Keys are per seat: another seat's identical key is a new post.
 	other := msg("limiter", "bob", "v1 report limiter to all n=1\ndone first")
 	other.IdempotencyKey = "k-1"
