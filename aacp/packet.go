@@ -250,7 +250,7 @@ func Parse(src string) (*Packet, []Diagnostic) {
 		}
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !validKey(key) {
-			errAt(f.line, f.col, "field-key", "field key "+quote(key)+" is not a key: keys are lower-case letters, digits, '_' and '.'", "")
+			errAt(f.line, f.col, "field-key", "field key "+quote(key)+" is not a key: keys are letters, digits, '_', '-' and '.', starting with a letter", "")
 			continue
 		}
 		p.Fields = append(p.Fields, Field{Key: key, Value: value, Line: f.line, Col: f.col})
