@@ -43,6 +43,7 @@ func Run(t *testing.T, open Open) {
 		{"DedupLastN", testDedupLastN},
 		{"Asks", testAsks},
 		{"AsksAnsweredOnlyByAddressee", testAsksAddressee},
+		{"AsksOrder", testAsksOrder},
 		{"DueAsksAcrossRooms", testDueAsksAcrossRooms},
 		{"Runs", testRuns},
 		{"Stats", testStats},
@@ -760,6 +761,25 @@ func testAsksAddressee(t *testing.T, s parley.Store) {
 	// An ask without a time is never due.
 	if next, err := s.NextDue(ctx(t)); err != nil || !next.IsZero() {
 		t.Fatalf("NextDue = %v, %v, want zero", next, err)
+	}
+}
+
+func testAsksOrder(t *testing.T, s parley.Store) {
+	MustCreateRoom(t, s, "limiter")
+	MustAppend(t, s, &parley.Append{Message: msg("limiter", "alice", "v1 request x to bob n=4\nfact\nask a\nfact\nask b"),
+		Asks: []*parley.Ask{{Line: 5, To: "bob", Text: "b"}, {Line: 3, To: "bob", Text: "a"}}})
+	MustAppend(t, s, &parley.Append{Message: msg("limiter", "carol", "v1 request x to bob n=1\nask c"),
+		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "c"}}})
+	asks, err := s.Asks(ctx(t), "limiter", "")
+	if err != nil {
+		t.Fatalf("Asks: %v", err)
+	}
+	var got []string
+	for _, a := range asks {
+		got = append(got, fmt.Sprintf("%d:%d:%s", a.Seq, a.Line, a.Text))
+	}
+	if want := []string{"1:3:a", "1:5:b", "2:2:c"}; !slices.Equal(got, want) {
+		t.Fatalf("Asks = %v, want %v (by seq, then line)", got, want)
 	}
 }
 
