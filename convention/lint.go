@@ -659,7 +659,7 @@ func (l *linter) asks() {
 
 var (
 	// "yu decides", "Yu (CTO) decided", "we chose A", "lead has approved".
-	decidedRe = regexp.MustCompile(`(?i)(^|[^\w-])([\p{L}][\w.-]*)(\s*\([^)]*\))?\s+(decides|decided|has decided|have decided|will decide|chose|chooses|has chosen|have chosen|approved|approves|has approved|signed off|picked|has picked|settled on|went with|goes with|is going with|are going with)\b`)
+	decidedRe = regexp.MustCompile(`(?i)(^|[^\w-])([\p{L}][\w.-]*)(\s*\([^)]*\))?\s+(?:has\s+|have\s+|had\s+|is\s+|are\s+)?(decides|decided|chose|chosen|chooses|approved|approves|signed off|picked|settled on|went with|goes with|going with|go with)\b`)
 	// "decision: A", "decided B", "approved", "final: A" as the first word.
 	decidedWords = map[string]bool{"decision": true, "decided": true, "chosen": true, "approved": true, "agreed": true, "final": true, "verdict": true, "resolved": true, "settled": true, "resolution": true, "outcome-decided": true}
 	// An ask that asks for a choice, as opposed to an ask for information.
@@ -740,7 +740,7 @@ func (l *linter) decisions() {
 
 // decidedHints are substrings every decidedRe match contains; testing them first keeps the
 // regular expression off the lines that cannot match.
-var decidedHints = []string{"decid", "chose", "choos", "approv", "signed off", "picked", "settled on", "went with", "goes with", "going with"}
+var decidedHints = []string{"decid", "chose", "choos", "approv", "signed off", "picked", "settled on", "went with", "goes with", "going with", "go with"}
 
 func decidedIndex(raw string) []int {
 	lower := strings.ToLower(raw)

@@ -100,6 +100,8 @@ eta 2h after merge
 	{"the study's line", "v1 propose limiter to yu n=4\nopt/A Redis\nopt/B in-memory\n20260918T0900Z Yu (CTO) decides, no other approval\ndefault silence→A\n", []string{"no-ask", "decision-taken", "default-without-ask"}},
 	{"mara decides", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\nrec SQLite\nmara decides\n", []string{"decision-taken"}},
 	{"decision first word", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\ndecider mara\ndecision SQLite\n", []string{"decision-taken"}},
+	{"signed off with an auxiliary", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\ndecider mara\noutcome mara has signed off on SQLite\n", []string{"decision-taken"}},
+	{"a future decider is not a decision", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\nopt/A SQLite\nnote mara will decide by then\n", nil},
 	{"conditional is not a decision", "v1 propose storage to mara n=3\nask Postgres or SQLite, 20260918T0900Z\ndecider mara\nplan migrate once mara decides\n", nil},
 
 	// Bare numbers.
@@ -181,6 +183,8 @@ func TestLintMessages(t *testing.T) {
 			[]string{"a commit proves code exists", "run"}, "claim 12 unit tests passing"},
 		{"v1 propose storage to mara n=2\nask Postgres or SQLite, 20260918T0900Z\nmara decides\n", "decision-taken",
 			[]string{"`mara decides`"}, "decider mara"},
+		{"v1 propose storage to mara n=2\nask Postgres or SQLite, 20260918T0900Z\nmara has signed off on SQLite\n", "decision-taken",
+			[]string{"`mara has signed off`"}, "decider mara"},
 		{"v1 propose limiter to yu n=3\nopt/A Redis\nopt/B memory\nyu decides by 20260918T0900Z\n", "decision-taken",
 			nil, "decider yu\nask <what to decide>, 20260918T0900Z"},
 		{"v1 request limiter to builder n=1\nmust_not push to main\n", "reserved-spelling",
