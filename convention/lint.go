@@ -80,7 +80,7 @@ func (l *linter) header() {
 		l.warn(hl, p.intent, "intent", "intent "+quote(h.Intent)+" is not one of "+strings.Join(Intents, ", ")+": readers may not know what it asks of them", fix)
 	}
 	if h.Topic != "" {
-		if msg, ok := idCost(h.Topic); ok {
+		if msg, _, ok := idCost(h.Topic); ok {
 			l.warn(hl, p.topic, "random-id", "the topic "+msg+"; the topic is also the task's name in the state record, so make it a word (limiter)", "")
 		}
 	}
@@ -333,10 +333,27 @@ func (l *linter) ids(ln Line) {
 				continue
 			}
 		}
-		if msg, ok := idCost(w.s); ok {
-			l.warn(ln.Num, ln.TextCol()+w.col-1, "random-id", msg, "")
+		msg, _, ok := idCost(w.s)
+		if !ok || labelledAsID(words, i) {
+			// `reservation ID 8C8K4E`: another system's id, named as one, must be passed on
+			// exactly; the warning is for the ids a sender or a room chooses.
+			continue
+		}
+		l.warn(ln.Num, ln.TextCol()+w.col-1, "random-id", msg, "")
+	}
+}
+
+// idLabels are words that introduce an identifier issued by another system.
+var idLabels = map[string]bool{"id": true, "ids": true, "number": true, "no": true, "ref": true, "reference": true, "code": true, "user": true, "username": true, "reservation": true, "order": true, "account": true, "booking": true, "confirmation": true, "invoice": true, "customer": true, "card": true}
+
+// labelledAsID reports whether one of the three words before words[i] labels it as an id.
+func labelledAsID(words []tok, i int) bool {
+	for j := max(0, i-3); j < i; j++ {
+		if idLabels[strings.ToLower(strings.Trim(words[j].s, ":#*_"))] {
+			return true
 		}
 	}
+	return false
 }
 
 // textWords splits s into words with their 1-based columns, trimming punctuation around them.
@@ -366,30 +383,29 @@ var (
 // UUID, base62 or hex noise inside a name) or an id with digits that costs six tokens or
 // more. A bare commit sha is exempt: no word can replace it. It returns the phrase to put in
 // the warning.
-func idCost(w string) (string, bool) {
+func idCost(w string) (msg string, random, ok bool) {
 	if len(w) < 6 || strings.ContainsAny(w, "/.@=$~+:") || strings.Contains(w, "://") {
-		return "", false
+		return "", false, false
 	}
 	for _, r := range w {
 		if !(r < unicode.MaxASCII && (isAlnum(byte(r)) || r == '-')) {
-			return "", false
+			return "", false, false
 		}
 	}
 	hasDigit := strings.IndexFunc(w, unicode.IsDigit) >= 0
 	hasLetter := strings.IndexFunc(w, unicode.IsLetter) >= 0
 	if !hasDigit && strings.IndexFunc(w[1:], unicode.IsUpper) < 0 {
-		return "", false // a plain word, or a word-id such as rate-limit
+		return "", false, false // a plain word, or a word-id such as rate-limit
 	}
 	if unitRe.MatchString(w) || isNumber(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
-		return "", false // numbers with units and dates have their own rules
+		return "", false, false // numbers with units and dates have their own rules
 	}
 	if IsHexSHA(w) {
-		return "", false // a commit name is what it is; no word can replace it
+		return "", false, false // a commit name is what it is; no word can replace it
 	}
 	if strings.ToUpper(w) == w && strings.Contains(w, "_") {
-		return "", false // an environment variable name: legible by convention
+		return "", false, false // an environment variable name: legible by convention
 	}
-	random := false
 	switch {
 	case uuidRe.MatchString(w):
 		random = true
@@ -405,19 +421,19 @@ func idCost(w string) (string, bool) {
 		lower := strings.ToLower(w)
 		for _, p := range productPrefix {
 			if strings.HasPrefix(lower, p) {
-				return "", false // gpt-4o-mini costs what it costs; node-7f8c9d2e4b is still noise
+				return "", false, false // gpt-4o-mini costs what it costs; node-7f8c9d2e4b is still noise
 			}
 		}
 	}
 	cost := countTokens(w)
 	if !random && !(hasDigit && hasLetter && cost >= 6) {
-		return "", false
+		return "", false, false
 	}
 	kind := "looks like a random id"
 	if !random {
 		kind = "is an id"
 	}
-	return quote(w) + " " + kind + " and costs " + plural(cost, "token") + ", where a plain word costs about 2 and says what it names", true
+	return quote(w) + " " + kind + " and costs " + plural(cost, "token") + ", where a plain word costs about 2 and says what it names", random, true
 }
 
 var (
@@ -429,7 +445,7 @@ var (
 var ratioWords = map[string]bool{"of": true, "in": true, "/": true, "out": true, "per": true}
 
 // bridge words sit between a label and its number: limit to 100, replicas at 3.
-var bridge = map[string]bool{"to": true, "at": true, "of": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
+var bridge = map[string]bool{"to": true, "at": true, "of": true, "in": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
 
 func isNumber(s string) bool { return numberRe.MatchString(s) }
 
@@ -454,7 +470,7 @@ func (l *linter) bareNumbers(ln Line) {
 			prevRaw := rawTokenBefore(ln.Raw, w.col)
 			prev := strings.ToLower(all[i-1].s)
 			switch {
-			case strings.HasSuffix(prevRaw, ":") || strings.HasSuffix(prevRaw, "="):
+			case strings.HasSuffix(strings.TrimRight(prevRaw, "*_"), ":") || strings.HasSuffix(prevRaw, "="):
 				ok = true
 			case isNumber(all[i-1].s) && strings.HasSuffix(prevRaw, ","):
 				ok = labelled

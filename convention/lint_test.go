@@ -75,6 +75,7 @@ eta 2h after merge
 	{"random id", "v1 report limiter to lead n=1\noutcome instance i_5fBAXDeXWz restarted\n", []string{"random-id"}},
 	{"job id topic", "v1 report job-rl-0917 to lead n=1\noutcome partial\n", []string{"random-id"}},
 	{"uuid", "v1 report limiter to lead n=1\nrequest 550e8400-e29b-41d4-a716-446655440000 failed\n", []string{"random-id"}},
+	{"ids labelled as another system's are passed on", "v1 report booking to lead n=2\noutcome reservation ID 8C8K4E upgraded\nuser omar_davis_3817 notified\n", nil},
 	{"model names are not ids", "v1 note models to all n=1\noutcome gpt-4o-mini and claude-sonnet-4-5 agree\n", nil},
 	{"a pod name is noise", "v1 report deploy to lead n=1\noutcome node-7f8c9d2e4b drained\n", []string{"random-id"}},
 	{"shas and run ids in evidence are fine", "v1 report limiter to lead n=2\ndone#1 fix for 3f9a2c1 regression\nev#1 run gh-a1b2c3d4e5\n", nil},
