@@ -334,7 +334,7 @@ func (l *linter) ids(ln Line) {
 			}
 		}
 		msg, _, ok := idCost(w.s)
-		if !ok || labelledAsID(words, i) {
+		if !ok || labelledAsID(words, i) || i < 3 && idLabels[strings.ToLower(strings.Trim(ln.Word, ":#*_"))] {
 			// `reservation ID 8C8K4E`: another system's id, named as one, must be passed on
 			// exactly; the warning is for the ids a sender or a room chooses.
 			continue
