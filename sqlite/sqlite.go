@@ -46,6 +46,11 @@ type Store struct {
 	watch *hub
 	once  sync.Once // Close
 	err   error     // of Close
+
+	// The committer (group.go): appends and stats share transactions and fsyncs.
+	ops           chan *txOp
+	quit          chan struct{}
+	committerDone chan struct{}
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -106,12 +111,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
 		}
 	}
+	s.startCommitter()
 	return s, nil
 }
 
 // Close closes the database and every Watch channel.
 func (s *Store) Close() error {
 	s.once.Do(func() {
+		s.stopCommitter()
 		s.watch.closeAll()
 		s.w.close()
 		s.r.close()

@@ -261,12 +261,14 @@ const (
 	// from there on. Neither reads a table row.
 	qDupLast = `SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?4 AND seq >= coalesce(
 		(SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT 1 OFFSET ?3), 0)`
+	qAddStat = `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
+		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`
 )
 
-var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDupWindow, qDupLast}
+var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDupWindow, qDupLast, qAddStat}
 
-// Append stores a post and updates asks in one IMMEDIATE transaction: the write lock is held
-// from the first statement, so the seq read from rooms.last_seq cannot be taken by anyone else.
+// Append stores a post and updates asks in one transaction, shared with the other writes
+// waiting at the same moment (see group.go), each in its own savepoint.
 func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, error) {
 	if a == nil || a.Message == nil {
 		return nil, fmt.Errorf("append: no message")
@@ -278,15 +280,28 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		return nil, fmt.Errorf("append: lapses an ask of room %q in room %q", a.Lapses.Room, m.Room)
 	}
 
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
+	var out *parley.Message
+	err := s.inTx(ctx, func(ctx context.Context, t txStmts) error {
+		var err error
+		out, err = appendTx(ctx, t, a, m)
+		return err
+	})
+	switch {
+	case errors.Is(err, parley.ErrReplay):
+		return out, err
+	case err != nil:
+		return nil, err
 	}
-	defer tx.Rollback()
-	t := txStmts{s.w, tx}
+	s.watch.publish(out.Room, out.Seq)
+	return out, nil
+}
 
+// appendTx is Append inside its (shared) transaction, after which the caller publishes. The
+// transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so the seq read from
+// rooms.last_seq cannot be taken by anyone else.
+func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (*parley.Message, error) {
 	var last int64
-	err = t.queryRow(ctx, qLastSeq, m.Room).Scan(&last)
+	err := t.queryRow(ctx, qLastSeq, m.Room).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, roomNotFound(m.Room)
 	}
@@ -363,10 +378,6 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		}
 	}
 
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("append: commit: %w", err)
-	}
-	s.watch.publish(m.Room, seq)
 	m.Seq = seq
 	if len(m.Notes) == 0 {
 		m.Notes = nil
@@ -618,8 +629,11 @@ func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 
 // AddStat adds delta to a per-room, per-seat counter. ENOTFOUND for the room.
 func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64) error {
-	_, err := s.w.exec(ctx, `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
-		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`, room, seat, key, delta)
+	// Through the committer: every post adds stats, and they share its fsyncs.
+	err := s.inTx(ctx, func(ctx context.Context, t txStmts) error {
+		_, err := t.exec(ctx, qAddStat, room, seat, key, delta)
+		return err
+	})
 	if isForeignKey(err) {
 		return roomNotFound(room)
 	}
