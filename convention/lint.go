@@ -692,7 +692,7 @@ func (l *linter) decisions() {
 		return
 	}
 	asksForOne := intent == "propose"
-	var askTime, decider string
+	var askTime, decider, deadline string
 	hasAsk := false
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
@@ -707,7 +707,16 @@ func (l *linter) decisions() {
 		case "decider":
 			asksForOne = true
 			decider = ln.Text
+		case "deadline":
+			if t, ok := ln.Time(); ok && deadline == "" {
+				deadline = FormatTime(t)
+			} else if hits := findDates(ln.Text); deadline == "" && len(hits) > 0 && strings.Contains(hits[0].rewrite, "T") {
+				deadline = hits[0].rewrite
+			}
 		}
+	}
+	if askTime == "" {
+		askTime = deadline // the best guess at the time the fix's ask needs
 	}
 	if !asksForOne {
 		return
