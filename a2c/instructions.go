@@ -24,42 +24,50 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("a2c/1: a JSON record per line.")
-	if f.Splices {
-		b.WriteString(" «d.n» = the n bytes from d bytes back")
-		if f.Dictionary {
-			b.WriteString(" (the dictionary precedes line 1)")
-		}
-		b.WriteString("; ««=«.")
-	}
+	b.WriteString("a2c/1 JSON records")
 	if f.Schema {
-		b.WriteString(" Line: kind|from|to|tool|call_id|text|args|result|meta")
+		b.WriteString(": kind|from|to|tool|call_id|text|args|result|meta")
 		if f.Extra {
 			b.WriteString("|other keys")
 		}
-		b.WriteString(". Kinds:")
+		var ks []string
 		for _, k := range kindOrder {
 			if f.Kinds[k] {
-				b.WriteString(" " + string(k) + " " + codeKinds[k])
+				ks = append(ks, string(k)+"="+codeKinds[k])
 			}
 		}
+		if len(ks) > 0 {
+			b.WriteString(", kind " + strings.Join(ks, " "))
+		}
 		b.WriteString(".")
+		if f.Newlines {
+			b.WriteString(" Other lines continue the text.")
+		}
 		if f.Defaults {
-			b.WriteString(" Empty from/to: as last record of same kind; tool/call_id: as previous.")
+			b.WriteString(" Blank from/to: as last same-kind record; blank tool/call_id: as previous.")
 		}
 		if f.Absent {
-			b.WriteString(" ~ absent.")
+			b.WriteString(" ~ none.")
 		}
-		b.WriteString(" Fields to text are raw")
+		b.WriteString(" from…text raw")
 		if f.RawEscapes {
 			b.WriteString(", \\-escaped")
 		}
 		b.WriteString(".")
+	} else {
+		b.WriteString(", one per line.")
+	}
+	if f.Splices {
+		b.WriteString(" «d.n»: the n bytes d back")
+		if f.Dictionary {
+			b.WriteString(" (dictionary first)")
+		}
+		b.WriteString("; ««=«.")
 	}
 	if f.Bare {
 		b.WriteString(" Quotes optional")
 		if f.Quotes {
-			b.WriteString("; ' quotes too")
+			b.WriteString(", ' too")
 		}
 		b.WriteString(".")
 	}
@@ -72,7 +80,7 @@ func Instructions(f Features, full bool) string {
 			tags = append(tags, string(t))
 		}
 		sort.Strings(tags)
-		b.WriteString(" %X{…}: a string holding that JSON written")
+		b.WriteString(" %X{…}: that JSON as text,")
 		for i, t := range tags {
 			if i > 0 {
 				b.WriteString(";")
