@@ -61,8 +61,16 @@ func findDates(s string) []dateHit {
 		}
 		return false
 	}
+	// A date glued into a longer token (run dba-2026-09-21-a, logs/2026-09-21.txt) is part
+	// of a name, and rewriting it would break the name.
 	bounded := func(a, b int) bool {
-		return (a == 0 || !isAlnum(s[a-1])) && (b == len(s) || !isAlnum(s[b]))
+		if a > 0 && (isAlnum(s[a-1]) || s[a-1] == '-' || s[a-1] == '/' || s[a-1] == '.') {
+			return false
+		}
+		if b < len(s) && (isAlnum(s[b]) || s[b] == '-' || s[b] == '/' || s[b] == '.' && b+1 < len(s) && isAlnum(s[b+1])) {
+			return false
+		}
+		return true
 	}
 	// ISO basic times already right are not hits, but they must not be re-read as something else.
 	for _, sp := range isoBasicSpans(s) {

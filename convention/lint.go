@@ -397,7 +397,7 @@ func idCost(w string) (msg string, random, ok bool) {
 	if !hasDigit && strings.IndexFunc(w[1:], unicode.IsUpper) < 0 {
 		return "", false, false // a plain word, or a word-id such as rate-limit
 	}
-	if unitRe.MatchString(w) || isNumber(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
+	if unitRe.MatchString(w) || isNumber(w) || extISORe.MatchString(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
 		return "", false, false // numbers with units and dates have their own rules
 	}
 	if IsHexSHA(w) {

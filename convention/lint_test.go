@@ -66,6 +66,7 @@ eta 2h after merge
 	{"basic without Z", "v1 note limiter to builder n=1\ndeadline 20260919T1200\n", []string{"date-format"}},
 	{"relative", "v1 request limiter to builder n=2\nask accept or decline by EOD\ndefault reassign to ops\n", []string{"date-format"}},
 	{"weekday", "v1 note limiter to builder n=1\nmust-not deploy on Friday\n", []string{"date-format"}},
+	{"dates inside names are names", "v1 report migration to lead n=3\ndone#1 index built\nev#1 run dba-2026-09-21-a\noutcome logs in logs/2026-09-21.txt and release-2026-09-21\n", nil},
 	{"slash date", "v1 note limiter to builder n=1\ndeadline 19/09/2026\n", []string{"date-format"}},
 
 	{"unix timestamp", "v1 note limiter to builder n=2\ndeadline 1758283200\neta 1758283200000\n", []string{"date-format", "date-format"}},
