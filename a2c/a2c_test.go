@@ -117,6 +117,7 @@ var adversarial = []string{
 	`{}`,
 	`{"kind":"message","kind":"message","from":"a","from":"b"}`,
 	`{"meta":1,"args":"1","result":-0.0e+0}`,
+	`{"kind":"tool_result","result":"{'a': \"x'y\", 'b': [True, None, -1.5e-05, {}], 'c': '\\x00\\u2028é\\xa0', 'd': 'q\\'\"'}","text":"[{'k': 'v'}, 'x']"}`,
 }
 
 func adversarialRecords(tb testing.TB) []trace.Value {
@@ -164,6 +165,10 @@ func TestEmbeddedDetection(t *testing.T) {
 		{`{"a":1, "b":2}`, 0}, // mixed member separators: not a style
 		{`{"a":1}x`, 0},
 		{`{"a":1.0}`, 'j'},
+		{`{'id': 'ACT', 'n': 3, 'ok': True, 'x': None, 'l': [1.5, 'it\'s'], "q": "it's"}`, 0}, // "q": not how repr writes a key
+		{`{'id': 'ACT', 'n': 3, 'ok': True, 'x': None, 'l': [1.5, "it's"], 'e': 'Calédonie\xa0\n'}`, 'P'},
+		{`{'t': (1, 2)}`, 0},
+		{`[{'a': 'b'}, {}]`, 'P'},
 	}
 	for _, tt := range tests {
 		v := parse(t, `"`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(tt.in)+`"`)

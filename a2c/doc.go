@@ -58,7 +58,7 @@
 // Embedded JSON: %X followed by an object or array is a string that holds that JSON
 // written in style X (j compact, a compact ASCII, p Python json.dumps, u json.dumps
 // UTF-8, m/n compact with ", " between array items, z/y indent 0, i/k indent 2, I/K
-// indent 4; ASCII styles write non-ASCII as \uXXXX). The encoder uses it only when
+// indent 4, P Python repr; ASCII styles write non-ASCII as \uXXXX). The encoder uses it only when
 // writing the parsed value back in that style gives the original bytes.
 //
 // Every mechanism can be switched off (Options); the decoder reads any mix. The

@@ -1,6 +1,7 @@
 package a2c
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley/trace"
@@ -17,6 +18,7 @@ type style struct {
 	indent int  // spaces per level
 	nl     bool // a newline before each item and closing bracket even when indent is 0
 	ascii  bool // non-ASCII as \uXXXX (Python's ensure_ascii)
+	py     bool // Python's repr instead of JSON (see pyrepr.go)
 	desc   string
 }
 
@@ -33,6 +35,7 @@ var styles = []style{
 	{tag: 'k', comma: ",", colon: ": ", indent: 2, desc: "indent 2, UTF-8"},
 	{tag: 'I', comma: ",", colon: ": ", indent: 4, ascii: true, desc: "indent 4, ASCII"},
 	{tag: 'K', comma: ",", colon: ": ", indent: 4, desc: "indent 4, UTF-8"},
+	{tag: 'P', py: true, desc: "Python repr"},
 }
 
 func styleByTag(t byte) *style {
@@ -46,6 +49,9 @@ func styleByTag(t byte) *style {
 
 // appendStyled writes v (members in their own order) in style st.
 func appendStyled(dst []byte, v *trace.Value, st *style, depth int) []byte {
+	if st.py {
+		return appendPyRepr(dst, v)
+	}
 	switch v.Kind {
 	case trace.Null:
 		return append(dst, "null"...)
@@ -176,7 +182,18 @@ func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
 	}
 	v, err := trace.ParseJSON([]byte(s))
 	if err != nil {
-		return trace.Value{}, nil, false
+		if strings.IndexByte(s, '\'') < 0 && !strings.Contains(s, "True") && !strings.Contains(s, "False") && !strings.Contains(s, "None") {
+			return trace.Value{}, nil, false
+		}
+		pv, ok := parsePyRepr(s)
+		if !ok {
+			return trace.Value{}, nil, false
+		}
+		st := styleByTag('P')
+		if string(appendPyRepr(scratch[:0], &pv)) != s {
+			return trace.Value{}, nil, false
+		}
+		return pv, st, true
 	}
 	nonASCII := false
 	for i := 0; i < len(s); i++ {
@@ -194,7 +211,7 @@ func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
 	}
 	for i := range styles {
 		st := &styles[i]
-		if (st.indent > 0 || st.nl) != multiline || (st.ascii && nonASCII) {
+		if st.py || (st.indent > 0 || st.nl) != multiline || (st.ascii && nonASCII) {
 			continue
 		}
 		scratch = appendStyled(scratch[:0], &v, st, 0)
