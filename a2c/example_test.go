@@ -1,9 +1,11 @@
 package a2c_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/trace"
 )
 
@@ -32,4 +34,23 @@ func ExampleDecodeSession() {
 	fmt.Println(id, string(trace.Canonical(&recs[0])))
 	// Output:
 	// demo {"from":"user","kind":"message","text":"hello","to":"assistant"}
+}
+
+func ExampleMeasure() {
+	enc, err := bpe.Get("cl100k_base")
+	if err != nil {
+		panic(err)
+	}
+	in := a2c.Inputs(trace.Synthetic(1, 5))
+	res, err := a2c.Measure(context.Background(), in, a2c.Default(enc), enc, "cl100k_base", nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("lossless:", res.Lossless)
+	fmt.Println("full cost = parts:", res.FullCostTokens == res.PayloadTokens+res.InstructionTokens+res.DictionaryTokens)
+	fmt.Println("cheaper than canonical JSON:", res.FullCostTokens < res.RawTokens)
+	// Output:
+	// lossless: true
+	// full cost = parts: true
+	// cheaper than canonical JSON: true
 }
