@@ -140,7 +140,7 @@ func (v *vocab) encodePiece(p string, out []int) ([]int, int) {
 		}
 		return out, 1
 	}
-	if r := v.rank(p); r != noRank {
+	if r := v.rankPiece(p); r != noRank {
 		if out != nil {
 			out = append(out, int(r))
 		}

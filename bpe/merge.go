@@ -64,14 +64,28 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 // scratch holds the buffers of mergeLong; pooled so that steady-state encoding allocates
 // nothing.
 type scratch struct {
-	next []int32  // next[i]: start of the part after the part starting at i
-	prev []int32  // prev[i]: start of the part before
-	rank []uint32 // rank[i]: rank of the part at i joined with the next part, or noRank
-	tok  []uint32 // tok[i]: token of the part starting at i
-	init []uint64 // the initial pairs, rank<<32 | start, sorted
-	tmp  []uint64 // radix sort buffer
-	heap []uint64 // pairs made by merges, rank<<32 | start, possibly stale
+	nodes []node
+	init  []uint64 // the initial pairs, rank<<32 | start, sorted
+	tmp   []uint64 // radix sort buffer
+	heap  []uint64 // pairs made by merges, rank<<32 | start, possibly stale
 }
+
+// node describes the part that starts at a byte of the piece, while one does, in 8 bytes so
+// that the nodes of a long piece stay in cache. A part is a token, so its length and its
+// predecessor's fit in 8 bits (tokens are at most 255 bytes).
+type node struct {
+	rl uint32 // rank of this part joined with the next one (noRank20 for none) | length<<20
+	tp uint32 // this part's token | length of the previous part<<20 (0 for the first)
+}
+
+const (
+	noRank20 = 1<<20 - 1
+	low20    = 1<<20 - 1
+)
+
+func (n node) rank() uint32 { return n.rl & low20 }
+func (n node) len() int32   { return int32(n.rl >> 20) }
+func (n node) plen() int32  { return int32(n.tp >> 20) }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -91,31 +105,27 @@ func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
 // linear time: the pairs of the initial bytes are radix-sorted once and consumed in order,
 // and only the pairs that merges create go through a binary heap. Each step takes the
 // smaller (rank, start) of the two queues, skipping stale entries, which is the lowest-rank,
-// leftmost pair: the one tiktoken's scan would pick.
+// leftmost pair: the one tiktoken's scan would pick. Ranks must be below noRank20 (parseVocab
+// checks).
 func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 	n := len(p)
-	if cap(sc.next) < n+1 {
-		c := max(n+1, 2*cap(sc.next))
-		sc.next = make([]int32, c)
-		sc.prev = make([]int32, c)
-		sc.rank = make([]uint32, c)
-		sc.tok = make([]uint32, c)
+	if cap(sc.nodes) < n {
+		c := max(n, 2*cap(sc.nodes))
+		sc.nodes = make([]node, c)
 		sc.init = make([]uint64, c)
 		sc.tmp = make([]uint64, c)
 	}
-	next, prev, rank, tok := sc.next[:n+1], sc.prev[:n+1], sc.rank[:n+1], sc.tok[:n+1]
+	nodes := sc.nodes[:n]
 	init := sc.init[:0]
 	for i := 0; i < n-1; i++ {
-		next[i] = int32(i + 1)
-		prev[i] = int32(i - 1)
-		tok[i] = v.byte1[p[i]]
 		r := uint32(v.pair[int(p[i])<<8|int(p[i+1])])
-		rank[i] = r
+		nodes[i] = node{rl: r&low20 | 1<<20, tp: v.byte1[p[i]] | 1<<20}
 		if r != noRank {
 			init = append(init, uint64(r)<<32|uint64(i))
 		}
 	}
-	next[n-1], prev[n-1], tok[n-1], rank[n-1] = int32(n), int32(n-2), v.byte1[p[n-1]], noRank
+	nodes[0].tp &= low20
+	nodes[n-1] = node{rl: noRank20 | 1<<20, tp: v.byte1[p[n-1]] | 1<<20}
 	init = radixSortByRank(init, sc.tmp[:len(init)])
 	h := sc.heap[:0]
 	for {
@@ -136,29 +146,28 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 			break
 		}
 		i, r := int32(uint32(top)), uint32(top>>32)
-		if rank[i] != r {
+		a := nodes[i]
+		if a.rank() != r {
 			continue // stale: the pair at i changed or i was merged away
 		}
-		j := next[i]
-		k := next[j] // the merged part is p[i:k]
-		tok[i] = r
-		next[i] = k
-		rank[j] = noRank
+		j := i + a.len()
+		k := j + nodes[j].len() // the merged part is p[i:k]
+		nodes[j].rl |= noRank20
+		a = node{rl: noRank20 | uint32(k-i)<<20, tp: r | a.tp&^low20}
 		if int(k) < n {
-			prev[k] = i
-			r2 := v.rank(p[i:next[k]])
-			rank[i] = r2
-			if r2 != noRank {
+			c := &nodes[k]
+			c.tp = c.tp&low20 | uint32(k-i)<<20
+			if r2 := v.rank(p[i : k+c.len()]); r2 != noRank {
+				a.rl = r2 | uint32(k-i)<<20
 				h = append(h, uint64(r2)<<32|uint64(i))
 				siftUp(h, len(h)-1)
 			}
-		} else {
-			rank[i] = noRank
 		}
+		nodes[i] = a
 		if i > 0 {
-			q := prev[i]
+			q := i - a.plen()
 			r3 := v.rank(p[q:k])
-			rank[q] = r3
+			nodes[q].rl = nodes[q].rl&^low20 | r3&low20
 			if r3 != noRank {
 				h = append(h, uint64(r3)<<32|uint64(q))
 				siftUp(h, len(h)-1)
@@ -167,10 +176,10 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 	}
 	sc.heap = h
 	count := 0
-	for i := int32(0); int(i) < n; i = next[i] {
+	for i := int32(0); int(i) < n; i += nodes[i].len() {
 		count++
 		if out != nil {
-			out = append(out, int(tok[i]))
+			out = append(out, int(nodes[i].tp&low20))
 		}
 	}
 	return out, count

@@ -127,12 +127,28 @@ func spaces(s string, i int) int {
 	return last // \s+(?!\S) leaves the last space for the next piece
 }
 
+func isASCIILetter(b byte) bool { return (b|0x20)-'a' < 26 }
+
 // splitCL100K returns the end of the cl100k_base piece starting at i.
 func splitCL100K(s string, i int) int {
 	b := s[i]
 	if b == '\'' {
 		if n := contraction(s, i); n > 0 {
 			return i + n
+		}
+	}
+	// Fast path: [^\r\n\p{L}\p{N}]?\p{L}+ over ASCII letters, decided if the run ends on ASCII.
+	j := i
+	if b < 0x80 && asciiClass[b]&(cL|cN) == 0 && !isCRLF(b) && i+1 < len(s) {
+		j = i + 1
+	}
+	if j < len(s) && isASCIILetter(s[j]) {
+		k := j + 1
+		for k < len(s) && isASCIILetter(s[k]) {
+			k++
+		}
+		if k == len(s) || s[k] < 0x80 {
+			return k
 		}
 	}
 	c, n := classAt(s, i)
@@ -149,7 +165,7 @@ func splitCL100K(s string, i int) int {
 		}
 	}
 	//  ?[^\s\p{L}\p{N}]+[\r\n]*
-	j := -1
+	j = -1
 	if c&cWS == 0 {
 		j = scanOther(s, i+n)
 	} else if b == ' ' && i+1 < len(s) {
@@ -209,6 +225,28 @@ func lettersO200K(s string, j int, first bool) int {
 // splitO200K returns the end of the o200k_base piece starting at i.
 func splitO200K(s string, i int) int {
 	b := s[i]
+	// Fast path: an optional prefix, then ASCII letters, decided if they end on ASCII. Then
+	// [A-Z]*[a-z]* is the whole match of the first alternative (with lowercase letters) or of
+	// the second (without), both followed by the optional contraction.
+	j := i
+	if b < 0x80 && asciiClass[b]&(cL|cN) == 0 && !isCRLF(b) && i+1 < len(s) {
+		j = i + 1
+	}
+	if j < len(s) && isASCIILetter(s[j]) {
+		k := j
+		for k < len(s) && s[k]-'A' < 26 {
+			k++
+		}
+		for k < len(s) && s[k]-'a' < 26 {
+			k++
+		}
+		if k == len(s) || s[k] < 0x80 {
+			if k < len(s) && s[k] == '\'' {
+				k += contraction(s, k)
+			}
+			return k
+		}
+	}
 	c, n := classAt(s, i)
 	if c&(cUpper|cLower) != 0 { // a letter or a mark: the first two alternatives
 		prefix := c&cL == 0 && i+n < len(s) // a mark may be the optional prefix
@@ -240,7 +278,7 @@ func splitO200K(s string, i int) int {
 		}
 	}
 	//  ?[^\s\p{L}\p{N}]+[\r\n/]*
-	j := -1
+	j = -1
 	if c&cWS == 0 {
 		j = scanOther(s, i+n)
 	} else if b == ' ' && i+1 < len(s) {

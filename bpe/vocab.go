@@ -16,20 +16,32 @@ type vocab struct {
 	hmask  uint64
 	table  []slot // the other tokens
 	mask   uint64
-	filter []uint64 // a one-hash Bloom filter of all the tokens, small enough for L2: most
-	fmask  uint64   // lookups that miss (merges try many) touch no table
+	filter []uint64 // a blocked Bloom filter of all the tokens (2 bits in one word per token),
+	fmask  uint64   // small enough for L2: most lookups that miss (merges try many) touch no table
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
 }
 
-// slot is one entry of the hash table: the token's first 8 bytes (zero-padded), so that most
-// lookups touch one cache line and never the token bytes, and meta = rank+1 (low 32 bits,
-// 0 for an empty slot) | length<<32 | hash tag<<40.
+// slot is one entry of the hash tables: the token's first 8 bytes (zero-padded), so that
+// most lookups touch one cache line and never the token bytes, and meta:
+//
+//	bits  0-19  rank+1 (0: empty slot)
+//	bits 20-27  length
+//	bits 28-49  offset of the token's bytes in blob (read only for tokens over 8 bytes)
+//	bits 50-63  hash tag
 type slot struct {
 	key  uint64
 	meta uint64
 }
+
+const (
+	metaRankBits = 20
+	metaLenShift = 20
+	metaOffShift = 28
+	metaTagShift = 50
+	metaOffMask  = 1<<22 - 1
+)
 
 const noRank = ^uint32(0)
 
@@ -60,6 +72,9 @@ func parseVocab(data string) (*vocab, error) {
 		v.maxLen = max(v.maxLen, l)
 	}
 	v.off[n] = o
+	if n >= 1<<metaRankBits-1 || o > metaOffMask {
+		return nil, errors.New("bpe: vocabulary too large for the table layout")
+	}
 	if int(o) != len(blob) {
 		return nil, errors.New("bpe: corrupt vocabulary (size)")
 	}
@@ -67,12 +82,12 @@ func parseVocab(data string) (*vocab, error) {
 	size := 1 << bits.Len(uint(hotN*2)) // load factor 1/4..1/2
 	v.hot = make([]slot, size)
 	v.hmask = uint64(size - 1)
-	size = 1 << bits.Len(uint((n-hotN)*2))
+	size = 1 << bits.Len(uint((n-hotN)*4/3)) // load factor 3/8..3/4: the filter spares most misses the probing
 	v.table = make([]slot, size)
 	v.mask = uint64(size - 1)
-	fbits := 1 << bits.Len(uint(n*8)) // 8 to 16 bits per token: ~6-12% false positives
-	v.filter = make([]uint64, fbits/64)
-	v.fmask = uint64(fbits - 1)
+	words := 1 << bits.Len(uint(n/16)) // 4 to 8 bits per token: ~5-12% false positives
+	v.filter = make([]uint64, words)
+	v.fmask = uint64(words - 1)
 	v.pair = make([]int32, 1<<16)
 	for i := range v.pair {
 		v.pair[i] = -1
@@ -89,8 +104,7 @@ func parseVocab(data string) (*vocab, error) {
 			v.pair[int(t[0])<<8|int(t[1])] = int32(r)
 		}
 		k8, h := keyHash(t)
-		f := (h >> 24) & v.fmask
-		v.filter[f/64] |= 1 << (f % 64)
+		v.filter[h>>20&v.fmask] |= filterBits(h)
 		tab, mask := v.hot, v.hmask
 		if r >= hotN {
 			tab, mask = v.table, v.mask
@@ -99,7 +113,7 @@ func parseVocab(data string) (*vocab, error) {
 		for tab[i].meta != 0 {
 			i = (i + 1) & mask
 		}
-		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<32 | h>>40<<40}
+		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<metaLenShift | uint64(v.off[r])<<metaOffShift | h>>metaTagShift<<metaTagShift}
 	}
 	for _, r := range v.byte1 {
 		if r == noRank {
@@ -112,37 +126,57 @@ func parseVocab(data string) (*vocab, error) {
 // token returns the bytes of token r.
 func (v *vocab) token(r uint32) string { return v.blob[v.off[r]:v.off[r+1]] }
 
-// rank returns the rank of the token with bytes t, or noRank.
+// rank returns the rank of the token with bytes t, or noRank. For lookups that usually fail
+// (merge candidates): the Bloom filter first.
 func (v *vocab) rank(t string) uint32 {
 	if len(t) > v.maxLen {
 		return noRank
 	}
 	k8, h := keyHash(t)
-	if f := (h >> 24) & v.fmask; v.filter[f/64]&(1<<(f%64)) == 0 {
+	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
-	want := uint64(len(t))<<32 | h>>40<<40
-	for i := h & v.hmask; ; i = (i + 1) & v.hmask {
-		e := &v.hot[i]
-		if e.meta == 0 {
-			break
-		}
-		if e.meta&^0xFFFFFFFF == want && e.key == k8 {
-			r := uint32(e.meta) - 1
-			if len(t) <= 8 || v.blob[v.off[r]+8:v.off[r+1]] == t[8:] {
-				return r
-			}
-		}
+	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+		return r
 	}
-	for i := h & v.mask; ; i = (i + 1) & v.mask {
-		e := &v.table[i]
-		if e.meta == 0 {
+	return v.probe(v.table, v.mask, t, k8, h)
+}
+
+// rankPiece is rank for lookups that usually succeed (whole pieces): the hot table first.
+func (v *vocab) rankPiece(t string) uint32 {
+	if len(t) > v.maxLen {
+		return noRank
+	}
+	k8, h := keyHash(t)
+	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+		return r
+	}
+	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+		return noRank
+	}
+	return v.probe(v.table, v.mask, t, k8, h)
+}
+
+// filterBits are the two bits of the hash h's word in the Bloom filter.
+func filterBits(h uint64) uint64 { return 1<<(h>>50&63) | 1<<(h>>56&63) }
+
+// probe looks t (first 8 bytes k8, hash h) up in one table.
+func (v *vocab) probe(tab []slot, mask uint64, t string, k8, h uint64) uint32 {
+	want := uint64(len(t))<<metaLenShift | h>>metaTagShift<<metaTagShift
+	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := &tab[i]
+		m := e.meta
+		if m == 0 {
 			return noRank
 		}
-		if e.meta&^0xFFFFFFFF == want && e.key == k8 {
-			r := uint32(e.meta) - 1
-			if len(t) <= 8 || v.blob[v.off[r]+8:v.off[r+1]] == t[8:] {
-				return r
+		if m&check == want && e.key == k8 {
+			if len(t) <= 8 {
+				return uint32(m&(1<<metaRankBits-1)) - 1
+			}
+			off := int(m >> metaOffShift & metaOffMask)
+			if v.blob[off+8:off+len(t)] == t[8:] {
+				return uint32(m&(1<<metaRankBits-1)) - 1
 			}
 		}
 	}
