@@ -12,7 +12,7 @@ import (
 type vocab struct {
 	blob   string   // the bytes of token 0, then token 1, ...
 	off    []uint32 // token r is blob[off[r]:off[r+1]]
-	hot    []slot // the tokens of rank < hotRanks (the frequent ones), in a table that stays in cache
+	hot    []slot   // the tokens of rank < hotRanks (the frequent ones), in a table that stays in cache
 	hmask  uint64
 	table  []slot // the other tokens
 	mask   uint64
