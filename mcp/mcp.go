@@ -145,6 +145,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		go func() {
 			select {
 			case <-h.done:
+				// Let calls that the shutdown released (a waiting read) answer first: the
+				// SDK client fails its pending calls when the standing stream drops.
+				select {
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+				}
 				cancel()
 			case <-ctx.Done():
 			}
