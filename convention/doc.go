@@ -32,7 +32,7 @@
 //	          ev-order, duplicate-key, ask-no-time, deadline-no-time, default-without-ask,
 //	          decider-without-ask, no-ask, decision-taken, bare-number, reserved-spelling,
 //	          modality-word, pair-key, bullet, markdown, empty-line, blank-line, json-body,
-//	          emoji, intent, re-form, duplicate-seat
+//	          emoji, one-fact, intent, re-form, duplicate-seat
 //
 // Render writes the canonical form of a parsed message. For any source that parses without an
 // error, parsing Render's output gives back the same message, and rendering that again gives

@@ -110,6 +110,7 @@ func (l *linter) lines() {
 		if ln.Reserved && ln.Text == "" {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
+		l.oneFact(ln)
 		l.dates(ln)
 		l.unixTimes(ln)
 		l.ids(ln)
@@ -254,6 +255,28 @@ func (l *linter) dates(ln Line) {
 		}
 		l.warn(ln.Num, col, "date-format", msg, ln.Raw[:ln.Col()-1]+after)
 	}
+}
+
+// splitWords are the modalities whose line holds exactly one obligation, permission or
+// finished item: joined with ';', the parts share one word and one count in n, and a reader
+// (or the state record) may keep only the first.
+var splitWords = map[string]bool{"req": true, "must-not": true, "may": true, "done": true, "todo": true, "ask": true}
+
+// oneFact warns on a reserved line that joins several facts with ';', with the split lines.
+func (l *linter) oneFact(ln Line) {
+	if !splitWords[ln.Word] || ln.Key != "" || !strings.Contains(ln.Text, "; ") {
+		return
+	}
+	var parts []string
+	for _, p := range strings.Split(ln.Text, "; ") {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, ln.Word+" "+p)
+		}
+	}
+	if len(parts) < 2 {
+		return
+	}
+	l.warn(ln.Num, ln.Col(), "one-fact", plural(len(parts), "fact")+" on one "+ln.Word+" line: write one per line, each with its own "+ln.Word+", and count them in n", strings.Join(parts, "\n"))
 }
 
 // timeWords label a number as a point in time, so that a 10- or 13-digit number after one

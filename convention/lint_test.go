@@ -115,6 +115,8 @@ eta 2h after merge
 	{"modality synonyms", "v1 report limiter to lead n=2\nblocked on the Redis mock\nrecommendation Redis\n", []string{"modality-word", "modality-word"}},
 	{"bullets", "v1 request limiter to builder n=2\n- req rate limit the search endpoint\n* must-not push to main\n", []string{"no-ask", "bullet", "bullet"}},
 	{"done with a spaced key", "v1 report limiter to lead n=2\ndone #1 limiter built\nev commit 3f9a2c1\n", []string{"pair-key"}},
+	{"several facts on one line", "v1 request limiter to builder n=2\nreq add tests; open a PR; tell ops\nask accept, 20260918T0900Z\n", []string{"one-fact"}},
+	{"a semicolon in a plain fact is fine", "v1 report limiter to lead n=1\noutcome partial; route test blocked\n", nil},
 	{"empty reserved line", "v1 request limiter to builder n=1\nreq\n", []string{"empty-line"}},
 
 	{"label words before numbers are not modalities", "v1 note budget to all n=2\nremaining 188000 tokens\ncomplete 80%\n", nil},
@@ -192,6 +194,7 @@ func TestLintMessages(t *testing.T) {
 		{"v1 request limiter to builder n=1\nmust_not push to main\n", "reserved-spelling",
 			[]string{"`must_not`", "`must-not`"}, "must-not push to main"},
 		{"v1 request limiter to builder n=1\nreqs tests\n", "reserved-spelling", nil, "req tests"},
+		{"v1 request limiter to builder n=1\nreq add tests; open a PR\n", "one-fact", []string{"2 facts"}, "req add tests\nreq open a PR"},
 		{"v1 request limiter to builder n=1\nDone#2: limiter built\n", "reserved-spelling", nil, "done#2 limiter built"},
 		{"v1 request limiter to builder n=2\nreq rate limit\n150000\n", "bare-number", []string{"150000"}, ""},
 		{"v1 report limiter to lead n=2\ndone#1 limiter built\nev#1 3f9a2c1\n", "ev-kind", nil, "ev#1 commit 3f9a2c1"},
