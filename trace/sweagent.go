@@ -6,8 +6,10 @@ package trace
 //   - assistant messages with an "action" and no tool_calls are tool_calls to
 //     "environment" (text = content, args = action as a string); with tool_calls they
 //     follow the OpenAI mapping (see chatRecords).
-//   - messages whose message_type is "observation" are tool_results from "environment"
-//     (result = content); role tool follows the OpenAI mapping.
+//   - messages whose message_type is "observation", and (in files that predate
+//     message_type) user messages right after an action, are tool_results from
+//     "environment" (result = content, meta.role keeps the source role); role tool
+//     follows the OpenAI mapping.
 //   - everything else maps as a chat message; every other field (thought, agent,
 //     message_type, is_demo, tool_call_ids, …) stays in meta.
 //
@@ -31,7 +33,9 @@ func SWEAgent(rel string, data []byte) (Session, error) {
 		switch {
 		case m.Key == "history" && hasHist && &m.Value == hist:
 			for j := range hist.Items {
-				s.Records = append(s.Records, sweMessage(&hist.Items[j])...)
+				after := len(s.Records) > 0 && s.Records[len(s.Records)-1].Kind == KindToolCall &&
+					s.Records[len(s.Records)-1].To == "environment"
+				s.Records = append(s.Records, sweMessage(&hist.Items[j], after)...)
 			}
 		case m.Key == "trajectory" && hasHist:
 		case m.Key == "trajectory" && m.Value.Kind == Array:
@@ -46,14 +50,18 @@ func SWEAgent(rel string, data []byte) (Session, error) {
 	return s, nil
 }
 
-func sweMessage(msg *Value) []Record {
+func sweMessage(msg *Value, afterAction bool) []Record {
 	recs := chatRecords(msg, "tool_calls")
-	if len(recs) != 1 || recs[0].Kind != KindMessage || recs[0].Meta == nil {
+	if len(recs) != 1 || recs[0].Kind != KindMessage {
 		return recs
 	}
 	r := recs[0]
 	meta := r.Meta
+	observation := afterAction && r.From == "user"
 	if mt, ok := meta.Get("message_type"); ok && mt.Kind == String && mt.Str == "observation" {
+		observation = true
+	}
+	if observation {
 		r.Kind, r.From, r.To = KindToolResult, "environment", "assistant"
 		if r.Text != "" {
 			t := StringValue(r.Text)
@@ -63,7 +71,7 @@ func sweMessage(msg *Value) []Record {
 		r.Meta = withMember(r.Meta, "role", StringValue(roleOf(msg)))
 		return []Record{r}
 	}
-	if r.From == "assistant" {
+	if r.From == "assistant" && meta != nil {
 		for i := range meta.Members {
 			if meta.Members[i].Key == "action" && meta.Members[i].Value.Kind == String {
 				a := meta.Members[i].Value
