@@ -6,6 +6,15 @@
 // back byte for byte, times that come back identical (UTC, to the microsecond), idempotent
 // replays and dedup that store nothing and use up no seq, and asks that open, close by answer
 // or lapse exactly once.
+//
+// A store's tests call it with a function that opens a new, empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) parley.Store { return MustOpen(t) })
+//	}
+//
+// RunShared checks two stores on one database, as two server processes hold them, and the
+// Bench functions give every store the same benchmarks.
 package storetest
 
 import (
