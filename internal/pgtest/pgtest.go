@@ -200,10 +200,28 @@ type server struct {
 // tempPrefix names the temp dirs of private servers.
 const tempPrefix = "parley-pgtest-"
 
+// tempBase is where private servers live: the temp dir, unless the postgres user could not
+// reach into it (as root, TMPDIR may sit under /root), then /tmp.
+func tempBase() string {
+	base := os.TempDir()
+	if os.Geteuid() != 0 {
+		return base
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return base
+		}
+	}
+}
+
 // removeStale removes the temp dirs that killed test binaries left behind: their server has
 // stopped (no postmaster.pid, or its process is gone) and they are older than any start.
 func removeStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	dirs, _ := filepath.Glob(filepath.Join(tempBase(), tempPrefix+"*"))
 	for _, dir := range dirs {
 		fi, err := os.Stat(dir)
 		if err != nil || time.Since(fi.ModTime()) < 10*time.Minute {
@@ -222,7 +240,7 @@ func removeStale() {
 // start runs initdb and postgres from bin in a new temp dir.
 func start(bin string) (*server, error) {
 	removeStale()
-	dir, err := os.MkdirTemp("", tempPrefix)
+	dir, err := os.MkdirTemp(tempBase(), tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
