@@ -65,7 +65,7 @@ func (s *Store) Rooms(ctx context.Context) ([]*parley.Room, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rooms: %w", err)
 	}
-	rooms, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*parley.Room, error) { return scanRoom(row) })
+	rooms, err := collect(rows, func(row pgx.CollectableRow) (*parley.Room, error) { return scanRoom(row) })
 	if err != nil {
 		return nil, fmt.Errorf("rooms: %w", err)
 	}
@@ -182,7 +182,7 @@ func (s *Store) Seats(ctx context.Context, room string) ([]*parley.Seat, error) 
 	if err != nil {
 		return nil, fmt.Errorf("seats: %w", err)
 	}
-	seats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*parley.Seat, error) { return scanSeat(row) })
+	seats, err := collect(rows, func(row pgx.CollectableRow) (*parley.Seat, error) { return scanSeat(row) })
 	if err != nil {
 		return nil, fmt.Errorf("seats: %w", err)
 	}
@@ -434,7 +434,7 @@ func scanMessage(row pgx.Row) (*parley.Message, error) {
 }
 
 func collectMessages(rows pgx.Rows) ([]*parley.Message, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*parley.Message, error) { return scanMessage(row) })
+	return collect(rows, func(row pgx.CollectableRow) (*parley.Message, error) { return scanMessage(row) })
 }
 
 // Messages returns the room's messages with seq > after, in seq order, at most limit.
@@ -509,7 +509,7 @@ func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, s
 const askColumns = `room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state, closed_by`
 
 func collectAsks(rows pgx.Rows) ([]*parley.Ask, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*parley.Ask, error) {
+	return collect(rows, func(row pgx.CollectableRow) (*parley.Ask, error) {
 		var (
 			a   parley.Ask
 			due *time.Time
@@ -640,4 +640,10 @@ func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]i
 // on this database, until ctx ends or the Store closes.
 func (s *Store) Watch(ctx context.Context, room string) <-chan int64 {
 	return s.watch.subscribe(ctx, room)
+}
+
+// collect is pgx.CollectRows, but returns nil rather than an empty slice for no rows, as the
+// SQLite store does, so that the edges encode an empty list alike whichever store serves them.
+func collect[T any](rows pgx.Rows, fn pgx.RowToFunc[T]) ([]T, error) {
+	return pgx.AppendRows([]T(nil), rows, fn)
 }

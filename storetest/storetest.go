@@ -58,6 +58,7 @@ func Run(t *testing.T, open Open) {
 		{"Stats", testStats},
 		{"Watch", testWatch},
 		{"Paging", testPaging},
+		{"EmptyLists", testEmptyLists},
 		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store
 	}
 	for _, tt := range tests {
@@ -1009,5 +1010,31 @@ func testCloseEndsWatch(t *testing.T, s parley.Store) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// testEmptyLists checks that every list method returns nil, not an empty slice, when there is
+// nothing to list: the stores agree, so the edges encode an empty list alike.
+func testEmptyLists(t *testing.T, s parley.Store) {
+	check := func(what string, n int, isNil bool, err error) {
+		t.Helper()
+		if err != nil || n != 0 || !isNil {
+			t.Fatalf("%s on an empty store: %d items (nil %v), %v; want nil", what, n, isNil, err)
+		}
+	}
+	rooms, err := s.Rooms(ctx(t))
+	check("Rooms", len(rooms), rooms == nil, err)
+	MustCreateRoom(t, s, "limiter")
+	seats, err := s.Seats(ctx(t), "limiter")
+	check("Seats", len(seats), seats == nil, err)
+	msgs, err := s.Messages(ctx(t), "limiter", 0, 0)
+	check("Messages", len(msgs), msgs == nil, err)
+	asks, err := s.Asks(ctx(t), "limiter", "")
+	check("Asks", len(asks), asks == nil, err)
+	due, err := s.DueAsks(ctx(t), t0.Add(time.Hour))
+	check("DueAsks", len(due), due == nil, err)
+	stats, err := s.Stats(ctx(t), "limiter")
+	if err != nil || stats == nil || len(stats) != 0 {
+		t.Fatalf("Stats on an empty room = %v (nil %v), %v; want an empty map", stats, stats == nil, err)
 	}
 }
