@@ -14,25 +14,47 @@ type secretRule struct {
 	kind  string
 	re    *regexp.Regexp
 	value bool
+	// needles: a match must contain one of these, in the lower-cased body. The scan runs on
+	// every post, and most bodies contain none of them: a substring search is far cheaper
+	// than the regexp (the scan was ~14% of a post's CPU). For (?i) rules a needle must
+	// avoid 'k' and 's', which (?i) also matches as U+212A and U+017F, characters that
+	// lower-casing leaves apart; TestSecretNeedles checks every rule against its regexp.
+	needles []string
 }
 
 // secretRules are deliberately specific: a room full of agents talks about tokens, keys and
 // passwords all the time, and a scanner that refuses "budget 150000 tokens" is switched off.
 var secretRules = []secretRule{
-	{kind: "a PEM private key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)},
-	{kind: "an AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`)},
-	{kind: "an AWS secret access key", re: regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`)},
-	{kind: "a GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
-	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{kind: "an API key (sk-…)", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}`)},
-	{kind: "a Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b`)},
-	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	{kind: "a bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), value: true},
+	{kind: "a PEM private key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`), needles: []string{"private key"}},
+	{kind: "an AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`),
+		needles: []string{"akia", "asia", "agpa", "aida", "aroa", "anpa"}},
+	{kind: "an AWS secret access key", re: regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`), needles: []string{"ecret"}},
+	{kind: "a GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`),
+		needles: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), needles: []string{"xox"}},
+	{kind: "an API key (sk-…)", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}`), needles: []string{"sk-"}},
+	{kind: "a Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b`), needles: []string{"k_live_", "k_test_"}},
+	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), needles: []string{"aiza"}},
+	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), needles: []string{"eyj"}},
+	{kind: "a bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), value: true, needles: []string{"bearer"}},
 	{kind: "a password or key assignment", re: regexp.MustCompile(
-		`(?i)\b(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'|,;]{4,})`), value: true},
-	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@|]+:([^/\s@|]{3,})@`), value: true},
-	{kind: "a parley seat token", re: tokenPattern},
+		`(?i)\b(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'|,;]{4,})`),
+		value: true, needles: []string{":", "="}},
+	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@|]+:([^/\s@|]{3,})@`), value: true, needles: []string{"://"}},
+	{kind: "a parley seat token", re: tokenPattern, needles: []string{"pk_"}},
+}
+
+// mayMatch reports whether lower (the lower-cased body) contains one of the rule's needles.
+func (r *secretRule) mayMatch(lower string) bool {
+	if len(r.needles) == 0 {
+		return true
+	}
+	for _, n := range r.needles {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeholders are values that name or hide a secret rather than being one.
@@ -77,7 +99,12 @@ func scanSecrets(body, adminToken string) (secretFinding, bool) {
 			consider("this server's admin token", i)
 		}
 	}
-	for _, r := range secretRules {
+	lower := strings.ToLower(body)
+	for i := range secretRules {
+		r := &secretRules[i]
+		if !r.mayMatch(lower) {
+			continue
+		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(body, -1) {
 			if r.value && m[2] >= 0 && placeholder(body[m[2]:m[3]]) {
 				continue
