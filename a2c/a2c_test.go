@@ -117,6 +117,7 @@ var adversarial = []string{
 	`{}`,
 	`{"kind":"message","kind":"message","from":"a","from":"b"}`,
 	`{"meta":1,"args":"1","result":-0.0e+0}`,
+	`{"kind":"tool_result","result":"{\"error\": \"\", \"response\": \"[{\\\"id\\\":\\\"EKVF\\\",\\\"name\\\":\\\"EK...","text":"[{\"a\":1}, {\"b\":[1, 2"}`,
 	`{"kind":"tool_result","result":"{'a': \"x'y\", 'b': [True, None, -1.5e-05, {}], 'c': '\\x00\\u2028é\\xa0', 'd': 'q\\'\"'}","text":"[{'k': 'v'}, 'x']"}`,
 }
 
@@ -169,10 +170,12 @@ func TestEmbeddedDetection(t *testing.T) {
 		{`{'id': 'ACT', 'n': 3, 'ok': True, 'x': None, 'l': [1.5, "it's"], 'e': 'Calédonie\xa0\n'}`, 'P'},
 		{`{'t': (1, 2)}`, 0},
 		{`[{'a': 'b'}, {}]`, 'P'},
+		{`{"error": "", "response": "[{\"id\":\"EKVF\",\"name\":\"EK...`, 'p'}, // cut short
+		{`{"a": [1, 2, {"b": "c\`, 0},                                                   // cut inside an escape
 	}
 	for _, tt := range tests {
 		v := parse(t, `"`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(tt.in)+`"`)
-		_, st, ok := detectEmbedded(v.Str, nil)
+		_, st, _, ok := detectEmbedded(v.Str, nil)
 		switch {
 		case tt.tag == 0 && ok:
 			t.Errorf("%q detected as %c", tt.in, st.tag)

@@ -364,6 +364,8 @@ func (r *reader) embedded() (trace.Value, error) {
 		return trace.Value{}, r.errorf("unknown JSON style %q", r.s[r.pos+1])
 	}
 	r.pos += 2
+	cut, n := digits(r.s[r.pos:])
+	r.pos += n
 	if r.pos >= len(r.s) || (r.s[r.pos] != '{' && r.s[r.pos] != '[') {
 		return trace.Value{}, r.errorf("embedded JSON must be an object or an array")
 	}
@@ -371,7 +373,11 @@ func (r *reader) embedded() (trace.Value, error) {
 	if err != nil {
 		return trace.Value{}, err
 	}
-	s := string(appendStyled(nil, &v, st, 0))
+	full := appendStyled(nil, &v, st, 0)
+	if cut > len(full) {
+		return trace.Value{}, r.errorf("cut of %d bytes from %d bytes of JSON", cut, len(full))
+	}
+	s := string(full[:len(full)-cut])
 	r.d.st.register(s)
 	return trace.StringValue(s), nil
 }

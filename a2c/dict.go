@@ -80,7 +80,7 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 						note(l)
 					}
 				}
-				if ev, _, ok := detectEmbedded(v.Str, nil); ok {
+				if ev, _, _, ok := detectEmbedded(v.Str, nil); ok {
 					walk(&ev)
 				}
 			case trace.Array:

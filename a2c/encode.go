@@ -3,6 +3,7 @@ package a2c
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"fmt"
 	"strconv"
 	"strings"
@@ -125,6 +126,7 @@ type Features struct {
 	RawEscapes bool // a raw field needed an escape
 	Newlines   bool // a raw field kept a newline
 	Quotes     bool // a string was quoted with '
+	Cut        bool // an embedded JSON string was cut short
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to
@@ -365,12 +367,10 @@ func (e *Encoder) rawString(dst []byte, s string) []byte {
 		return append(dst, ref...)
 	}
 	if e.opt.Embedded {
-		if v, st, ok := detectEmbedded(s, e.buf); ok {
-			e.feat.Styles[st.tag] = true
-			dst = append(dst, '%', st.tag)
-			dst = e.value(dst, &v)
-			e.st.register(s)
-			return dst
+		if v, st, cut, ok := detectEmbedded(s, e.buf); ok {
+			if out, ok := e.tryEmbedded(dst, s, &v, st, cut, func() int { return e.count(s) }); ok {
+				return out
+			}
 		}
 	}
 	if s == "" {
@@ -508,12 +508,10 @@ func (e *Encoder) str(dst []byte, s string) []byte {
 		return append(dst, ref...)
 	}
 	if e.opt.Embedded {
-		if v, st, ok := detectEmbedded(s, e.buf); ok {
-			e.feat.Styles[st.tag] = true
-			dst = append(dst, '%', st.tag)
-			dst = e.value(dst, &v)
-			e.st.register(s)
-			return dst
+		if v, st, cut, ok := detectEmbedded(s, e.buf); ok {
+			if out, ok := e.tryEmbedded(dst, s, &v, st, cut, func() int { return e.count(`"` + s + `"`) }); ok {
+				return out
+			}
 		}
 	}
 	switch {
@@ -532,6 +530,34 @@ func (e *Encoder) str(dst []byte, s string) []byte {
 	}
 	e.st.register(s)
 	return dst
+}
+
+// tryEmbedded writes a string that holds JSON as %X, the cut if any, and the value. With
+// TokenAligned it first checks that this costs fewer tokens than the string as text, and
+// if not, undoes what writing it did (strings numbered, features noted) and reports false.
+func (e *Encoder) tryEmbedded(dst []byte, s string, v *trace.Value, st *style, cut int, literalCost func() int) ([]byte, bool) {
+	savedFeat, savedStyles, savedStrs := e.feat, maps.Clone(e.feat.Styles), len(e.st.strList)
+	start := len(dst)
+	dst = append(dst, '%', st.tag)
+	if cut > 0 {
+		dst = strconv.AppendInt(dst, int64(cut), 10)
+	}
+	dst = e.value(dst, v)
+	if e.opt.TokenAligned && e.opt.Counter != nil && e.opt.Counter.Count(string(dst[start:])) >= literalCost() {
+		e.feat = savedFeat
+		e.feat.Styles = savedStyles
+		for _, x := range e.st.strList[savedStrs:] {
+			delete(e.st.strs, x)
+		}
+		e.st.strList = e.st.strList[:savedStrs]
+		return dst[:start], false
+	}
+	e.feat.Styles[st.tag] = true
+	if cut > 0 {
+		e.feat.Cut = true
+	}
+	e.st.register(s)
+	return dst, true
 }
 
 // bareKey reports whether an object key can go without quotes: it cannot be mistaken

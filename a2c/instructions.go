@@ -80,7 +80,11 @@ func Instructions(f Features, full bool) string {
 			tags = append(tags, string(t))
 		}
 		sort.Strings(tags)
-		b.WriteString(" %X{…}: that JSON as text,")
+		b.WriteString(" %X{…}: that JSON as text")
+		if f.Cut {
+			b.WriteString(" (%Xn{…}: less its last n bytes)")
+		}
+		b.WriteString(",")
 		for i, t := range tags {
 			if i > 0 {
 				b.WriteString(";")

@@ -171,42 +171,93 @@ func appendU4(dst []byte, r rune) []byte {
 }
 
 // detectEmbedded returns the parsed value and style of a string that holds a JSON object
-// or array written in one of the styles, byte for byte.
-func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
-	if len(s) < 2 {
-		return trace.Value{}, nil, false
+// or array written in one of the styles, byte for byte. cut > 0 means the string is such
+// JSON cut short (tools often truncate long results): writing the value gives the string
+// followed by cut more bytes, the closing quote and brackets the cut removed.
+func detectEmbedded(s string, scratch []byte) (v trace.Value, st *style, cut int, ok bool) {
+	// Short strings are cheaper as they are than behind a style tag.
+	if len(s) < 8 || (s[0] != '{' && s[0] != '[') {
+		return trace.Value{}, nil, 0, false
 	}
-	first, last := s[0], s[len(s)-1]
-	if !((first == '{' && last == '}') || (first == '[' && last == ']')) {
-		return trace.Value{}, nil, false
+	last := s[len(s)-1]
+	if (s[0] == '{' && last == '}') || (s[0] == '[' && last == ']') {
+		v, err := trace.ParseJSON([]byte(s))
+		if err == nil {
+			st, ok := matchStyle(&v, s, scratch)
+			return v, st, 0, ok
+		}
+		if strings.IndexByte(s, '\'') >= 0 || strings.Contains(s, "True") || strings.Contains(s, "False") || strings.Contains(s, "None") {
+			if pv, ok := parsePyRepr(s); ok && string(appendPyRepr(scratch[:0], &pv)) == s {
+				return pv, styleByTag('P'), 0, true
+			}
+		}
 	}
-	v, err := trace.ParseJSON([]byte(s))
+	closers, ok := closeJSON(s)
+	if !ok || closers == "" || len(s) < 32 {
+		return trace.Value{}, nil, 0, false
+	}
+	full := s + closers
+	v, err := trace.ParseJSON([]byte(full))
 	if err != nil {
-		if strings.IndexByte(s, '\'') < 0 && !strings.Contains(s, "True") && !strings.Contains(s, "False") && !strings.Contains(s, "None") {
-			return trace.Value{}, nil, false
-		}
-		pv, ok := parsePyRepr(s)
-		if !ok {
-			return trace.Value{}, nil, false
-		}
-		st := styleByTag('P')
-		if string(appendPyRepr(scratch[:0], &pv)) != s {
-			return trace.Value{}, nil, false
-		}
-		return pv, st, true
+		return trace.Value{}, nil, 0, false
 	}
+	st, ok = matchStyle(&v, full, scratch)
+	return v, st, len(closers), ok
+}
+
+// closeJSON returns what would close a JSON text cut short: the open string's quote and
+// the open brackets, innermost first. ok is false when the cut falls inside an escape.
+func closeJSON(s string) (string, bool) {
+	var stack []byte
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if in {
+			switch c {
+			case '\\':
+				if i+1 == len(s) {
+					return "", false
+				}
+				i++
+			case '"':
+				in = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case '{':
+			stack = append(stack, '}')
+		case '[':
+			stack = append(stack, ']')
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c {
+				return "", false
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	var b []byte
+	if in {
+		b = append(b, '"')
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		b = append(b, stack[i])
+	}
+	return string(b), true
+}
+
+// matchStyle finds the JSON style that writes v as exactly target.
+func matchStyle(v *trace.Value, target string, scratch []byte) (*style, bool) {
 	nonASCII := false
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			nonASCII = true
-			break
-		}
-	}
 	multiline := false
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
+	for i := 0; i < len(target); i++ {
+		if target[i] >= 0x80 {
+			nonASCII = true
+		}
+		if target[i] == '\n' {
 			multiline = true
-			break
 		}
 	}
 	for i := range styles {
@@ -214,10 +265,10 @@ func detectEmbedded(s string, scratch []byte) (trace.Value, *style, bool) {
 		if st.py || (st.indent > 0 || st.nl) != multiline || (st.ascii && nonASCII) {
 			continue
 		}
-		scratch = appendStyled(scratch[:0], &v, st, 0)
-		if string(scratch) == s {
-			return v, st, true
+		scratch = appendStyled(scratch[:0], v, st, 0)
+		if string(scratch) == target {
+			return st, true
 		}
 	}
-	return trace.Value{}, nil, false
+	return nil, false
 }
