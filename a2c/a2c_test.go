@@ -171,7 +171,7 @@ func TestEmbeddedDetection(t *testing.T) {
 		{`{'t': (1, 2)}`, 0},
 		{`[{'a': 'b'}, {}]`, 'P'},
 		{`{"error": "", "response": "[{\"id\":\"EKVF\",\"name\":\"EK...`, 'p'}, // cut short
-		{`{"a": [1, 2, {"b": "c\`, 0},                                                   // cut inside an escape
+		{`{"a": [1, 2, {"b": "c\`, 0},                                          // cut inside an escape
 	}
 	for _, tt := range tests {
 		v := parse(t, `"`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(tt.in)+`"`)

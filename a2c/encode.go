@@ -3,8 +3,8 @@ package a2c
 import (
 	"bytes"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"unicode/utf8"
