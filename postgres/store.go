@@ -380,13 +380,15 @@ func marshalNotes(notes []string) (string, error) {
 
 // qDuplicate finds the latest seq among the seat's messages with this hash that were posted
 // after $4 (when not null) or are among its last $5 (when $5 > 0), or 0. For the last N, the
-// inner query walks N entries of the (room, seat, seq) index to find the Nth-last seq; the
-// index on (room, seat, hash, seq) then finds the repeats from there on.
+// index on (room, seat, hash, seq) finds the seat's latest message with this hash (almost
+// always none), and only then does the (room, seat, seq) index count, at most N entries, the
+// seat's messages after it: if fewer than N, it is among the last N.
 const qDuplicate = `SELECT greatest(
 	(SELECT max(seq) FROM messages
 		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4),
-	(SELECT max(seq) FROM messages WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash = $3 AND seq >= coalesce(
-		(SELECT seq FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT 1 OFFSET greatest($5 - 1, 0)), 0)),
+	(SELECT h.s FROM (SELECT max(seq) AS s FROM messages WHERE room = $1 AND seat = $2 AND hash = $3) h
+		WHERE $5 > 0 AND h.s IS NOT NULL AND (SELECT count(*) FROM (
+			SELECT 1 FROM messages WHERE room = $1 AND seat = $2 AND seq > h.s LIMIT $5) after) < $5),
 	0)`
 
 const qByKey = `SELECT ` + messageColumns + ` FROM messages WHERE room = $1 AND seat = $2 AND idempotency_key = $3`

@@ -256,11 +256,12 @@ const (
 	// The seat's messages with this hash after a time: the index on (room, seat, hash, seq)
 	// finds the few candidates.
 	qDupWindow = `SELECT max(seq) FROM messages WHERE room = ? AND seat = ? AND hash = ? AND time > ?`
-	// The seat's messages with this hash among its last N: the inner query walks N entries of
-	// the (room, seat, seq) index to find the Nth-last seq, the outer one looks the hash up
-	// from there on. Neither reads a table row.
-	qDupLast = `SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?4 AND seq >= coalesce(
-		(SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT 1 OFFSET ?3), 0)`
+	// The seat's latest message with this hash, if it is among its last N: the index on
+	// (room, seat, hash, seq) finds the candidate (almost always none), and only then does
+	// the (room, seat, seq) index count, at most N entries, the seat's messages after it.
+	// Walking to the seat's Nth-last message first cost up to N index steps on every post.
+	qDupLast = `SELECT max(s) FROM (SELECT max(seq) AS s FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?4) AS h
+		WHERE (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > h.s LIMIT ?3)) < ?3`
 	qAddStat = `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
 		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`
 )
@@ -426,7 +427,7 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	}
 	if n > 0 {
 		var seq sql.NullInt64
-		if err := q.queryRow(ctx, qDupLast, room, seat, n-1, hash).Scan(&seq); err != nil {
+		if err := q.queryRow(ctx, qDupLast, room, seat, n, hash).Scan(&seq); err != nil {
 			return 0, err
 		}
 		found = max(found, seq.Int64)
