@@ -47,6 +47,7 @@ type ServerLoadResult struct {
 	PostSeconds    float64     `json:"post_seconds"` // wall time spent posting, reads excluded
 	PostsPerSecond float64     `json:"posts_per_second"`
 	LatencyMS      Percentiles `json:"post_latency_ms"`
+	Phases         []PostPhase `json:"phases"` // posting between two reads: does speed depend on room size?
 	Reads          []ReadCost  `json:"reads"`
 	Memory         MemoryUse   `json:"memory"`
 	GOMAXPROCS     int         `json:"gomaxprocs"`
@@ -58,6 +59,12 @@ type Percentiles struct {
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
 	Max float64 `json:"max"`
+}
+
+// PostPhase is the posting between two history reads.
+type PostPhase struct {
+	From, To       int     // room size before and after
+	PostsPerSecond float64 `json:"posts_per_second"`
 }
 
 // ReadCost is one full history read (GET …/history, as a seat) at a room size.
@@ -206,7 +213,13 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 			}()
 		}
 		wg.Wait()
-		postTime += time.Since(start)
+		took := time.Since(start)
+		postTime += took
+		from := 0
+		if len(res.Phases) > 0 {
+			from = res.Phases[len(res.Phases)-1].To
+		}
+		res.Phases = append(res.Phases, PostPhase{From: from, To: stop, PostsPerSecond: float64(stop-from) / took.Seconds()})
 		runtime.ReadMemStats(&after)
 		allocs += after.TotalAlloc - before.TotalAlloc
 		mallocs += after.Mallocs - before.Mallocs

@@ -109,6 +109,9 @@ func benchServerText(r *bench.ServerLoadResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "parley bench server: %s, %d seats, %d messages, GOMAXPROCS %d\n\n", r.Store, r.Seats, r.Messages, r.GOMAXPROCS)
 	fmt.Fprintf(&b, "posts      %.0f/s durable (%.2fs posting, %d errors)\n", r.PostsPerSecond, r.PostSeconds, r.Errors)
+	for _, ph := range r.Phases {
+		fmt.Fprintf(&b, "           %.0f/s from %d to %d messages\n", ph.PostsPerSecond, ph.From, ph.To)
+	}
 	fmt.Fprintf(&b, "latency    p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms\n", r.LatencyMS.P50, r.LatencyMS.P95, r.LatencyMS.P99, r.LatencyMS.Max)
 	fmt.Fprintf(&b, "memory     heap in use %.1f MiB; %.0f bytes and %.0f allocations per post; %d GCs\n\n",
 		r.Memory.HeapInUseMB, r.Memory.TotalAllocPerPost, r.Memory.MallocsPerPost, r.Memory.NumGC)
