@@ -204,3 +204,99 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestChunkedMerge checks the chunked merge of very long pieces against the one-run merge on
+// texts that make junctions fail in different ways (runs of one byte, short periods, random
+// letters, bytes, digits, UTF-8).
+func TestChunkedMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	gens := map[string]func(n int) string{
+		"letters": func(n int) string { return longWord(n) },
+		"a":       func(n int) string { return strings.Repeat("a", n) },
+		"ab":      func(n int) string { return strings.Repeat("ab", n/2) },
+		"abc":     func(n int) string { return strings.Repeat("abc", n/3) },
+		"aab":     func(n int) string { return strings.Repeat("aab", n/3) },
+		"period7": func(n int) string { return strings.Repeat("ingthe ", n/7) },
+		"bytes": func(n int) string {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(rng.IntN(256))
+			}
+			return string(b)
+		},
+		"fragments": func(n int) string { return randomPiece(rng, n) },
+		"é":         func(n int) string { return strings.Repeat("é", n/2) },
+		"zz-ish": func(n int) string {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = "zq"[rng.IntN(2)]
+			}
+			return string(b)
+		},
+	}
+	sc := new(scratch)
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		for gname, gen := range gens {
+			for _, n := range []int{chunkedPiece, 3*chunkSize + 17, 20000, 65536} {
+				p := gen(n)
+				if len(p) < chunkedPiece {
+					p += gen(chunkedPiece)
+				}
+				want, wn := v.mergeLong(p, sc, []int{})
+				got, gn := v.mergeChunked(p, sc, []int{})
+				if !slices.Equal(got, want) || gn != wn {
+					t.Fatalf("%s %s %d: chunked merge differs (%d vs %d tokens)", name, gname, len(p), gn, wn)
+				}
+			}
+		}
+	}
+}
+
+// TestJunctionProof checks the claim junctionOK rests on, at random cuts of random texts:
+// whenever it passes, the whole piece merges to the left run's tokens followed by the right
+// run's. (It may fail when they would agree anyway; that only costs time.)
+func TestJunctionProof(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	alphabets := []string{"ab", "abc", "aab", "etaoinshr", "abcdefghijklmnopqrstuvwxyz", "in the ", "0123456789", "é中 a"}
+	sc := new(scratch)
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		pass, fail := 0, 0
+		for it := 0; it < 6000; it++ {
+			var p string
+			if it%3 == 0 {
+				p = randomPiece(rng, 4+rng.IntN(400))
+			} else {
+				a := alphabets[rng.IntN(len(alphabets))]
+				var sb strings.Builder
+				for n := 4 + rng.IntN(400); sb.Len() < n; {
+					sb.WriteByte(a[rng.IntN(len(a))])
+				}
+				p = sb.String()
+			}
+			x := 2 + rng.IntN(len(p)-3) // both sides have at least 2 bytes
+			sc.seq = sc.seq[:0]
+			left := v.run(p, 0, x, sc, nil, &sc.seq)
+			nl := len(sc.seq)
+			right := v.run(p, x, len(p), sc, nil, &sc.seq)
+			if !v.junctionOK(p, x, sc.seq[:nl], sc.seq[nl:]) {
+				fail++
+				continue
+			}
+			pass++
+			whole, _ := v.mergeLong(p, sc, []int{})
+			var cat []int
+			for _, tk := range append(left, right...) {
+				cat = append(cat, int(tk))
+			}
+			if !slices.Equal(whole, cat) {
+				t.Fatalf("%s: junctionOK at %d of %q, but the whole piece merges differently", name, x, p)
+			}
+		}
+		t.Logf("%s: %d junctions proved, %d not", name, pass, fail)
+		if pass == 0 || fail == 0 {
+			t.Errorf("%s: the test does not exercise both outcomes", name)
+		}
+	}
+}

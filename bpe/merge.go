@@ -7,9 +7,10 @@ import "sync"
 // tie) until no adjacent pair is a token.
 //
 // Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
-// merge, quadratic but tiny) on stack arrays. Long pieces use a binary min-heap of
-// (rank, position) keys with lazy deletion over a doubly linked list of parts: O(n log n).
-// Both merge the same pairs in the same order.
+// merge, quadratic but tiny) on stack arrays. Longer pieces use a priority queue of
+// (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Very
+// long pieces are cut into chunks merged separately, each junction proved not to matter
+// (chunked.go). All merge the same pairs in the same order.
 
 // smallPiece is the longest piece merged by the scan; longer pieces use the heap.
 const smallPiece = 48
@@ -61,13 +62,16 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 	return out, parts - 1
 }
 
-// scratch holds the buffers of mergeLong; pooled so that steady-state encoding allocates
-// nothing.
+// scratch holds the buffers of the long merges; pooled so that steady-state encoding
+// allocates nothing.
 type scratch struct {
-	nodes []node
-	init  []uint64 // the initial pairs, rank<<32 | start, sorted
-	tmp   []uint64 // radix sort buffer
-	heap  []uint64 // pairs made by merges, rank<<32 | start, possibly stale
+	nodes  []node
+	init   []uint64 // the initial pairs, rank<<32 | start, sorted
+	tmp    []uint64 // radix sort buffer
+	heap   []uint64 // pairs made by merges, rank<<32 | start, possibly stale
+	toks   []uint32 // tokens of the runs (of the chunks, for mergeChunked)
+	seq    []mergeRec
+	chunks []chunk
 }
 
 // node describes the part that starts at a byte of the piece, while one does, in 8 bytes so
@@ -87,27 +91,80 @@ func (n node) rank() uint32 { return n.rl & low20 }
 func (n node) len() int32   { return int32(n.rl >> 20) }
 func (n node) plen() int32  { return int32(n.tp >> 20) }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// mergeRec records one merge of a run: its key (rank<<32 | start of the merged part, both
+// absolute) and the end of the merged part.
+type mergeRec struct {
+	key uint64
+	end int32
+}
 
-// maxPooled: scratch grown for pieces longer than this is not kept.
-const maxPooled = 1 << 20
+// spare keeps a few scratches for reuse. Unlike a sync.Pool it is not emptied by garbage
+// collections and serves every P, so that Count allocates nothing in steady state; it keeps
+// at most spareMax of them, none grown for a piece longer than spareLen.
+var spare struct {
+	sync.Mutex
+	list []*scratch
+}
+
+const (
+	spareMax = 8
+	spareLen = 1 << 17
+)
+
+func getScratch() *scratch {
+	spare.Lock()
+	defer spare.Unlock()
+	if n := len(spare.list); n > 0 {
+		sc := spare.list[n-1]
+		spare.list = spare.list[:n-1]
+		return sc
+	}
+	return new(scratch)
+}
+
+func putScratch(sc *scratch, pieceLen int) {
+	if pieceLen > spareLen {
+		return
+	}
+	spare.Lock()
+	if len(spare.list) < spareMax {
+		spare.list = append(spare.list, sc)
+	}
+	spare.Unlock()
+}
 
 func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
-	sc := scratchPool.Get().(*scratch)
-	out, n := v.mergeLong(p, sc, out)
-	if len(p) <= maxPooled {
-		scratchPool.Put(sc)
+	sc := getScratch()
+	var n int
+	if len(p) >= chunkedPiece {
+		out, n = v.mergeChunked(p, sc, out)
+	} else {
+		out, n = v.mergeLong(p, sc, out)
 	}
+	putScratch(sc, len(p))
 	return out, n
 }
 
-// mergeLong merges a piece of any length (≥ 2) in O(n log n), and in practice in close to
-// linear time: the pairs of the initial bytes are radix-sorted once and consumed in order,
-// and only the pairs that merges create go through a binary heap. Each step takes the
-// smaller (rank, start) of the two queues, skipping stale entries, which is the lowest-rank,
-// leftmost pair: the one tiktoken's scan would pick. Ranks must be below noRank20 (parseVocab
-// checks).
+// mergeLong merges a piece of any length (≥ 2) with run, in one piece.
 func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
+	sc.toks = v.run(p, 0, len(p), sc, sc.toks[:0], nil)
+	if out != nil {
+		for _, t := range sc.toks {
+			out = append(out, int(t))
+		}
+	}
+	return out, len(sc.toks)
+}
+
+// run merges p[lo:hi] (≥ 2 bytes) in O(n log n), and in practice in close to linear time:
+// the pairs of the initial bytes are radix-sorted once and consumed in order, and only the
+// pairs that merges create go through a binary heap. Each step takes the smaller
+// (rank, start) of the two queues, skipping stale entries, which is the lowest-rank,
+// leftmost pair: the one tiktoken's scan would pick. It appends the tokens to toks and, when
+// rec is not nil, each merge in order to *rec. Ranks must be below noRank20 (parseVocab
+// checks).
+func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mergeRec) []uint32 {
+	p = p[lo:hi]
 	n := len(p)
 	if cap(sc.nodes) < n {
 		c := max(n, 2*cap(sc.nodes))
@@ -152,6 +209,9 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 		}
 		j := i + a.len()
 		k := j + nodes[j].len() // the merged part is p[i:k]
+		if rec != nil {
+			*rec = append(*rec, mergeRec{key: uint64(r)<<32 | uint64(lo+int(i)), end: int32(lo + int(k))})
+		}
 		nodes[j].rl |= noRank20
 		a = node{rl: noRank20 | uint32(k-i)<<20, tp: r | a.tp&^low20}
 		if int(k) < n {
@@ -175,14 +235,10 @@ func (v *vocab) mergeLong(p string, sc *scratch, out []int) ([]int, int) {
 		}
 	}
 	sc.heap = h
-	count := 0
 	for i := int32(0); int(i) < n; i += nodes[i].len() {
-		count++
-		if out != nil {
-			out = append(out, int(nodes[i].tp&low20))
-		}
+		toks = append(toks, nodes[i].tp&low20)
 	}
-	return out, count
+	return toks
 }
 
 // radixSortByRank sorts entries rank<<32 | start by rank, keeping the order of equal ranks
