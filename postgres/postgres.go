@@ -62,6 +62,7 @@ type Store struct {
 	listen *pgx.ConnConfig // for the dedicated LISTEN connection
 	watch  *hub
 	log    *slog.Logger
+	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
 }
@@ -87,7 +88,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), log: slog.Default(), done: make(chan struct{})}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -246,7 +247,7 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			conn, backoff = c, 100*time.Millisecond
 			s.catchUp(ctx)
 		}
-		wctx, cancel := context.WithTimeout(ctx, listenPing)
+		wctx, cancel := context.WithTimeout(ctx, s.ping)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
