@@ -401,3 +401,19 @@ func TestMeasureFoldsNeverTrainsOnTheSessionItEncodes(t *testing.T) {
 		t.Fatalf("dictionary learned the wrong text: %q", d.Text)
 	}
 }
+
+// TestFixturesRoundTrip runs everywhere: the trace package's fixtures (real ToolBench,
+// tau-bench and SWE-agent traces) must round-trip byte for byte under every option mix.
+func TestFixturesRoundTrip(t *testing.T) {
+	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
+		ss, err := trace.Load(context.Background(), a, filepath.Join("..", "trace", "testdata", a), trace.LoadOptions{})
+		if err != nil || len(ss) == 0 {
+			t.Fatalf("%s: %d sessions, %v", a, len(ss), err)
+		}
+		for name, opt := range configs(t) {
+			for i := range ss {
+				roundTrip(t, a+"/"+name, RecordValues(&ss[i]), opt)
+			}
+		}
+	}
+}
