@@ -22,6 +22,9 @@ type LoadOptions struct {
 	SyntheticSessions int   // sessions to generate; 0 means 40
 	// Progress, when set, is called once per file read.
 	Progress func(path string)
+	// Skip, when set, is told about each file that cannot be read or parsed, and Load
+	// goes on without it; when nil, the first such error ends Load.
+	Skip func(path string, err error)
 }
 
 // Load reads every session of a source with the named adapter. path may be a file or a
@@ -74,6 +77,10 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
+			if opt.Skip != nil {
+				opt.Skip(f, err)
+				continue
+			}
 			return nil, err
 		}
 		rel, err := filepath.Rel(root, f)
@@ -82,6 +89,10 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 		}
 		ss, err := read(filepath.ToSlash(rel), data)
 		if err != nil {
+			if opt.Skip != nil {
+				opt.Skip(f, err)
+				continue
+			}
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		out = append(out, ss...)

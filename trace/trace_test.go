@@ -161,3 +161,17 @@ func TestToolBenchFallbacks(t *testing.T) {
 		t.Fatalf("conversation_source = %v, want tree", src)
 	}
 }
+
+func TestLoadSkipsUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "good.jsonl"), []byte(`{"id":"a","messages":[{"role":"user","content":"hi"}]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{not json\n"), 0o644)
+	if _, err := Load(context.Background(), "openai", dir, LoadOptions{}); err == nil {
+		t.Fatal("a malformed file did not stop Load without Skip")
+	}
+	var skipped []string
+	ss, err := Load(context.Background(), "openai", dir, LoadOptions{Skip: func(p string, err error) { skipped = append(skipped, filepath.Base(p)) }})
+	if err != nil || len(ss) != 1 || len(skipped) != 1 || skipped[0] != "bad.jsonl" {
+		t.Fatalf("sessions %d, skipped %v, err %v", len(ss), skipped, err)
+	}
+}

@@ -110,10 +110,16 @@ func (sf sourceFlags) load(ctx context.Context, e *env, verb string) ([]trace.Se
 	if !known {
 		return nil, usageErrorf("unknown adapter %q (%s)", *sf.adapter, strings.Join(trace.Adapters, ", "))
 	}
-	files := 0
+	files, skipped := 0, 0
 	ss, err := trace.Load(ctx, *sf.adapter, *sf.source, trace.LoadOptions{
 		SyntheticSeed: *sf.seed, SyntheticSessions: *sf.sessions,
 		Progress: func(string) { files++ },
+		// A file the adapter cannot read says nothing about the codec: report it and
+		// go on with the rest.
+		Skip: func(path string, err error) {
+			skipped++
+			fmt.Fprintf(e.stderr, "%s: skipping %s: %v\n", verb, path, err)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -121,7 +127,11 @@ func (sf sourceFlags) load(ctx context.Context, e *env, verb string) ([]trace.Se
 	if len(ss) == 0 {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("no sessions found in %s with the %s adapter", *sf.source, *sf.adapter)}
 	}
-	fmt.Fprintf(e.stderr, "%s: %d sessions from %d files\n", verb, len(ss), files)
+	fmt.Fprintf(e.stderr, "%s: %d sessions from %d files", verb, len(ss), files-skipped)
+	if skipped > 0 {
+		fmt.Fprintf(e.stderr, " (%d skipped)", skipped)
+	}
+	fmt.Fprintln(e.stderr)
 	return ss, nil
 }
 
