@@ -51,7 +51,13 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 			return []Session{s}, nil
 		}
 	case "openai":
-		ext, read = []string{".jsonl"}, OpenAI
+		ext, read = []string{".jsonl"}, func(rel string, data []byte) ([]Session, error) {
+			var skip func(int, error)
+			if opt.Skip != nil {
+				skip = func(line int, err error) { opt.Skip(fmt.Sprintf("%s:%d", filepath.Join(path, rel), line), err) }
+			}
+			return openAILines(rel, data, skip)
+		}
 	case "swe-agent":
 		ext, read = []string{".traj"}, func(rel string, data []byte) ([]Session, error) {
 			s, err := SWEAgent(rel, data)
@@ -132,7 +138,11 @@ func listFiles(path string, ext []string) ([]string, string, error) {
 
 // OpenAI reads JSONL with one trajectory per line: {"id":…, "messages":[chat messages]}.
 // Blank lines are skipped; a line without an id gets "<file>:<line>".
-func OpenAI(rel string, data []byte) ([]Session, error) {
+func OpenAI(rel string, data []byte) ([]Session, error) { return openAILines(rel, data, nil) }
+
+// openAILines is OpenAI; with skip set, a line that does not parse is reported and left
+// out instead of failing the file.
+func openAILines(rel string, data []byte, skip func(line int, err error)) ([]Session, error) {
 	var out []Session
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
@@ -144,11 +154,15 @@ func OpenAI(rel string, data []byte) ([]Session, error) {
 			continue
 		}
 		v, err := ParseJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+		var s Session
+		if err == nil {
+			s, err = openAISession(&v, fmt.Sprintf("%s:%d", rel, line))
 		}
-		s, err := openAISession(&v, fmt.Sprintf("%s:%d", rel, line))
 		if err != nil {
+			if skip != nil {
+				skip(line, err)
+				continue
+			}
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, s)

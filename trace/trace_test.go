@@ -171,7 +171,7 @@ func TestLoadSkipsUnreadableFiles(t *testing.T) {
 	}
 	var skipped []string
 	ss, err := Load(context.Background(), "openai", dir, LoadOptions{Skip: func(p string, err error) { skipped = append(skipped, filepath.Base(p)) }})
-	if err != nil || len(ss) != 1 || len(skipped) != 1 || skipped[0] != "bad.jsonl" {
+	if err != nil || len(ss) != 1 || len(skipped) != 1 || skipped[0] != "bad.jsonl:1" {
 		t.Fatalf("sessions %d, skipped %v, err %v", len(ss), skipped, err)
 	}
 }
