@@ -329,7 +329,9 @@ func ParseHistory(text string) ([]Entry, error) {
 			out = append(out, *cur)
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
+	// Every block ends with a blank line; without the text's final newline the last block
+	// splits like the others.
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if m := header.FindStringSubmatch(line); m != nil {
 			flush()
 			var seq int64
