@@ -181,12 +181,14 @@ func Verify(id string, recs []trace.Value, opt Options) (*Encoded, int, error) {
 // before them.
 func groupRecords(lines []string) []string {
 	var out []string
-	for _, l := range lines {
-		if len(out) == 0 || RecordStart(l) {
-			out = append(out, l)
-			continue
+	start := 0
+	for i := 1; i <= len(lines); i++ {
+		if i == len(lines) || RecordStart(lines[i]) {
+			if start < i {
+				out = append(out, strings.Join(lines[start:i], "\n"))
+			}
+			start = i
 		}
-		out[len(out)-1] += "\n" + l
 	}
 	return out
 }
