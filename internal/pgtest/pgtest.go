@@ -11,8 +11,8 @@
 // one, except under PARLEY_TEST_REQUIRE_ALL=1 (as in CI), where it fails.
 //
 // The private server stops when the test binary exits, even when it is killed: the server
-// process gets the kernel's parent-death signal. Main also removes its files; the files of a
-// killed binary are removed by the next start, ten minutes on.
+// process gets the kernel's parent-death signal. Main also removes its files; files left by a
+// binary that was killed or did not use Main are removed by a later start.
 package pgtest
 
 import (
@@ -218,20 +218,29 @@ func tempBase() string {
 	}
 }
 
-// removeStale removes the temp dirs that killed test binaries left behind: their server has
-// stopped (no postmaster.pid, or its process is gone) and they are older than any start.
+// removeStale removes the temp dirs that earlier test binaries left behind: those killed, and
+// those that called DSN without Main. Their servers have stopped with them (parent-death
+// signal) but the files stay.
 func removeStale() {
 	dirs, _ := filepath.Glob(filepath.Join(tempBase(), tempPrefix+"*"))
 	for _, dir := range dirs {
-		fi, err := os.Stat(dir)
-		if err != nil || time.Since(fi.ModTime()) < 10*time.Minute {
-			continue
-		}
 		if b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid")); err == nil {
 			line, _, _ := strings.Cut(string(b), "\n")
 			if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && syscall.Kill(pid, 0) != syscall.ESRCH {
 				continue // still running
 			}
+		}
+		// The log is created after initdb, just before postgres starts: a dir whose server
+		// is not running and whose log is a minute old is done with. Without a log, initdb
+		// may still be at work: give it ten minutes.
+		fi, err := os.Stat(filepath.Join(dir, "postgres.log"))
+		age := time.Minute
+		if err != nil {
+			fi, err = os.Stat(dir)
+			age = 10 * time.Minute
+		}
+		if err != nil || time.Since(fi.ModTime()) < age {
+			continue
 		}
 		os.RemoveAll(dir)
 	}
