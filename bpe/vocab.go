@@ -16,7 +16,7 @@ type vocab struct {
 	hmask  uint64
 	table  []slot // the other tokens
 	mask   uint64
-	filter []uint64 // a blocked Bloom filter of all the tokens (2 bits in one word per token),
+	filter []uint64 // a blocked Bloom filter of all the tokens (3 bits in one word per token),
 	fmask  uint64   // small enough for L2: most lookups that miss (merges try many) touch no table
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
@@ -50,7 +50,8 @@ const noRank = ^uint32(0)
 // of cl100k_base's are below 8192.
 const hotRanks = 8192
 
-// parseVocab reads the compact form written by internal/gen (see its doc) and builds the table.
+// parseVocab reads the compact form written by internal/vocabgen (see its doc) and builds the
+// tables.
 func parseVocab(data string) (*vocab, error) {
 	const magic = "PBPE1\n"
 	if len(data) < len(magic)+4 || data[:len(magic)] != magic {
@@ -157,7 +158,7 @@ func (v *vocab) rankPiece(t string) uint32 {
 	return v.probe(v.table, v.mask, t, k8, h)
 }
 
-// filterBits are the two bits of the hash h's word in the Bloom filter.
+// filterBits are the three bits of the hash h in its word of the Bloom filter.
 func filterBits(h uint64) uint64 { return 1<<(h>>46&63) | 1<<(h>>52&63) | 1<<(h>>58) }
 
 // probe looks t (first 8 bytes k8, hash h) up in one table.

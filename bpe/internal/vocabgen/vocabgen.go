@@ -66,6 +66,13 @@ func Compact(name string, src []byte) ([]byte, error) {
 		}
 		toks = append(toks, tok)
 	}
+	seen := make(map[string]bool, len(toks))
+	for r, t := range toks {
+		if seen[string(t)] {
+			return nil, fmt.Errorf("%s: token of rank %d appears twice", name, r)
+		}
+		seen[string(t)] = true
+	}
 	var buf bytes.Buffer
 	buf.WriteString("PBPE1\n")
 	binary.Write(&buf, binary.LittleEndian, uint32(len(toks)))
