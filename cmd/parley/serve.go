@@ -174,6 +174,10 @@ func parseDB(db string) (kind, target string, err error) {
 		target = strings.TrimPrefix(strings.TrimPrefix(db, "sqlite:"), "//")
 	case strings.Contains(db, "://"):
 		return "", "", usageErrorf("--db %q: use sqlite:PATH, a bare PATH, or postgres://…", db)
+	case strings.Contains(db, "=") && strings.ContainsAny(db, " \t"):
+		// A keyword/value DSN ("host=… dbname=…") would otherwise become the name of a new
+		// SQLite file, and the server would run, empty, on it.
+		return "", "", usageErrorf("--db %q looks like a PostgreSQL keyword/value DSN: write it as postgres://user@host:port/dbname", db)
 	default:
 		target = db
 	}

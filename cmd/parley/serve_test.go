@@ -25,6 +25,7 @@ func TestParseDB(t *testing.T) {
 		{"postgresql://u@h/db?sslmode=disable", "postgres", "postgresql://u@h/db?sslmode=disable", false},
 		{"mysql://u@h/db", "", "", true},
 		{"sqlite:", "", "", true},
+		{"host=127.0.0.1 port=5432 user=postgres dbname=parley", "", "", true},
 	}
 	for _, tt := range tests {
 		kind, target, err := parseDB(tt.in)
