@@ -29,6 +29,11 @@ func TestAgainstTiktokenJS(t *testing.T) {
 		json.Unmarshal([]byte(s), &n)
 	}
 	texts := randomTexts(n, 7)
+	// A few single pieces long enough for the chunked merge (tiktoken's own merge is
+	// quadratic on them, so they are few and about 20 KB).
+	texts = append(texts, longWord(20000), strings.Repeat("ab", 10000), strings.Repeat("a", 20001),
+		strings.Repeat("Hello", 4000), randomPiece(rand.New(rand.NewPCG(1, 1)), 20000),
+		"x"+strings.Repeat("é", 10000))
 	var in bytes.Buffer
 	for _, s := range texts {
 		b, _ := json.Marshal(map[string]string{"text": s})
