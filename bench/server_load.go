@@ -29,7 +29,10 @@ type ServerLoadConfig struct {
 	Store    parley.Store // the store under test, opened (and closed) by the caller
 	StoreKey string       // names the store in the results ("sqlite", "postgres")
 	Seats    int          // seats posting at once; 0 = 20
-	Messages int          // posts in all; 0 = 10000
+	// Rooms spreads the seats over this many rooms, round robin; 0 = 1. Rooms are
+	// independent (each has its own seq), so this shows how far the store scales with them.
+	Rooms    int
+	Messages int // posts in all; 0 = 10000
 	// ReadAt lists room sizes at which posting pauses to time a full history read; nil =
 	// 1000, 5000 and 10000 (those not above Messages; Messages itself is always one).
 	ReadAt []int
@@ -41,6 +44,7 @@ type ServerLoadConfig struct {
 type ServerLoadResult struct {
 	Store          string      `json:"store"`
 	Seats          int         `json:"seats"`
+	Rooms          int         `json:"rooms"`
 	Messages       int         `json:"messages"`
 	Errors         int         `json:"errors"`
 	FirstError     string      `json:"first_error,omitempty"`
@@ -67,7 +71,8 @@ type PostPhase struct {
 	PostsPerSecond float64 `json:"posts_per_second"`
 }
 
-// ReadCost is one full history read (GET …/history, as a seat) at a room size.
+// ReadCost is one full history read (GET …/history, as a seat) of the first room, at a
+// size.
 type ReadCost struct {
 	Messages      int     `json:"messages"`
 	Bytes         int     `json:"bytes"`
@@ -97,6 +102,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 	if cfg.Seats <= 0 {
 		cfg.Seats = 20
 	}
+	cfg.Rooms = min(max(cfg.Rooms, 1), cfg.Seats)
 	if cfg.Messages <= 0 {
 		cfg.Messages = 10000
 	}
@@ -136,20 +142,25 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 			MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
 		}},
 	}
-	// A fresh name, so that a shared PostgreSQL database can be benchmarked more than once.
-	roomName := "bench-" + randomHex(4)
+	// Fresh names, so that a shared PostgreSQL database can be benchmarked more than once.
+	prefix := "bench-" + randomHex(4)
+	rooms := make([]string, cfg.Rooms)
 	policy := map[string]any{
 		"seat_messages_per_minute": 1e9, "seat_burst": 1 << 30, "seat_tokens_per_minute": 1 << 40,
 		"room_messages_per_minute": 1e9, "room_burst": 1 << 30,
 	}
-	if _, err := c.do(ctx, "POST", "/v1/rooms", admin, mustJSON(map[string]any{"name": roomName, "policy": policy}), http.StatusCreated); err != nil {
-		return nil, fmt.Errorf("server load: create room: %w", err)
+	for r := range rooms {
+		rooms[r] = fmt.Sprintf("%s-%d", prefix, r)
+		if _, err := c.do(ctx, "POST", "/v1/rooms", admin, mustJSON(map[string]any{"name": rooms[r], "policy": policy}), http.StatusCreated); err != nil {
+			return nil, fmt.Errorf("server load: create room: %w", err)
+		}
 	}
+	roomOf := func(seat int) string { return rooms[seat%len(rooms)] }
 	seats := make([]string, cfg.Seats)
 	tokens := make([]string, cfg.Seats)
 	for i := range seats {
 		seats[i] = fmt.Sprintf("s%02d", i)
-		b, err := c.do(ctx, "POST", "/v1/rooms/"+roomName+"/seats", admin, mustJSON(map[string]string{"name": seats[i]}), http.StatusCreated)
+		b, err := c.do(ctx, "POST", "/v1/rooms/"+roomOf(i)+"/seats", admin, mustJSON(map[string]string{"name": seats[i]}), http.StatusCreated)
 		if err != nil {
 			return nil, fmt.Errorf("server load: add seat: %w", err)
 		}
@@ -160,7 +171,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 		tokens[i] = out.Token
 	}
 
-	res := &ServerLoadResult{Store: cfg.StoreKey, Seats: cfg.Seats, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	res := &ServerLoadResult{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	latencies := make([]time.Duration, 0, cfg.Messages)
 	var (
 		mu       sync.Mutex
@@ -170,7 +181,6 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 		mallocs  uint64
 		next     int // index of the next message to post
 	)
-	postPath := "/v1/rooms/" + roomName + "/messages"
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -195,9 +205,13 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 					}
 					next++
 					mu.Unlock()
-					body := loadPost(i, seats[s], seats[(s+1)%len(seats)])
+					to := "all"
+					if s+len(rooms) < len(seats) {
+						to = seats[s+len(rooms)] // the next seat of the same room
+					}
+					body := loadPost(i, seats[s], to)
 					t0 := time.Now()
-					_, err := c.do(ctx, "POST", postPath, tokens[s], body, http.StatusCreated)
+					_, err := c.do(ctx, "POST", "/v1/rooms/"+roomOf(s)+"/messages", tokens[s], body, http.StatusCreated)
 					mine = append(mine, time.Since(t0))
 					if err != nil {
 						if errCount.Add(1) == 1 {
@@ -227,11 +241,10 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 			return nil, err
 		}
 
-		rc, err := timeRead(ctx, c, "/v1/rooms/"+roomName+"/history", tokens[0], cfg.Reads)
+		rc, err := timeRead(ctx, c, "/v1/rooms/"+rooms[0]+"/history", tokens[0], cfg.Reads)
 		if err != nil {
 			return nil, fmt.Errorf("server load: read at %d: %w", stop, err)
 		}
-		rc.Messages = stop
 		res.Reads = append(res.Reads, rc)
 	}
 
@@ -260,7 +273,7 @@ func loadPost(i int, from, to string) []byte {
 // timeRead reads the whole history n times and returns the median.
 func timeRead(ctx context.Context, c *client, path, token string, n int) (ReadCost, error) {
 	var times []time.Duration
-	size := 0
+	size, msgs := 0, 0
 	for range n {
 		t0 := time.Now()
 		b, err := c.do(ctx, "GET", path, token, nil, http.StatusOK)
@@ -269,15 +282,28 @@ func timeRead(ctx context.Context, c *client, path, token string, n int) (ReadCo
 		}
 		times = append(times, time.Since(t0))
 		size = len(b)
+		msgs = countHeaders(b)
 	}
 	slices.Sort(times)
 	med := times[len(times)/2]
-	rc := ReadCost{Bytes: size, MS: ms(med)}
+	rc := ReadCost{Messages: msgs, Bytes: size, MS: ms(med)}
 	if size > 0 {
 		rc.NSPerByte = float64(med.Nanoseconds()) / float64(size)
 		rc.BytesPerSecMB = float64(size) / med.Seconds() / (1 << 20)
 	}
 	return rc, nil
+}
+
+// countHeaders counts the message headers ("#<seq> …" lines) of history text; a body line
+// can never start that way.
+func countHeaders(b []byte) int {
+	n := 0
+	for i := 0; i+1 < len(b); i++ {
+		if (i == 0 || b[i-1] == '\n') && b[i] == '#' && b[i+1] >= '0' && b[i+1] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 func percentiles(d []time.Duration) Percentiles {

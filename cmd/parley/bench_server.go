@@ -16,21 +16,22 @@ import (
 const benchServerDescription = `
 Load the room server and measure it. The real server runs in this process on a loopback
 listener (127.0.0.1:0): the HTTP handler and room service of 'parley serve', over SQLite (a
-new temporary file unless --db names one) or PostgreSQL. A room is created with its rate caps
-raised out of reach, and --seats seats post --messages unique, valid convention messages at
-once, each one acknowledged (201, durable: committed with synchronous=FULL on SQLite) before
-its seat sends the next.
+new temporary file unless --db names one) or PostgreSQL. Rooms are created with their rate
+caps raised out of reach, and --seats seats post --messages unique, valid convention
+messages at once (in one room, or spread over --rooms), each one acknowledged (201, durable:
+committed with synchronous=FULL on SQLite) before its seat sends the next.
 
 Reported: durable posts per second and post latency percentiles (p50, p95, p99, max) over
-the posting phases; a full history read (as a seat, median of 5) at 1k, 5k and 10k messages
-and at the end, with its cost per byte returned, which should stay flat as the room grows;
-and memory (heap in use after the run, bytes and allocations per post; the client's side is
+the posting phases, and per phase; a full history read of the first room (as a seat, median
+of 5) when 1k, 5k and 10k messages are posted and at the end, with its cost per byte
+returned, which should stay flat as the room grows; and memory (heap in use after the run, bytes and allocations per post; the client's side is
 included, since it runs in the same process).
 
 The machine's other load counts: run it more than once and quote the median.`
 
 const benchServerExamples = `  parley bench server
   parley bench server --seats 20 --messages 10000 --json
+  parley bench server --seats 20 --rooms 4
   parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable`
 
@@ -39,6 +40,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		benchServerDescription, benchServerExamples)
 	db := fs.String("db", "", "database: sqlite:PATH, a bare PATH, or postgres://… (default: a temporary SQLite file)")
 	seats := fs.Int("seats", 20, "seats posting at once")
+	rooms := fs.Int("rooms", 1, "rooms to spread the seats over (rooms are independent: each has its own seq)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
@@ -51,6 +53,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	}
 	if *seats < 1 || *seats > 1000 {
 		return usageErrorf("--seats must be 1..1000, not %d", *seats)
+	}
+	if *rooms < 1 || *rooms > *seats {
+		return usageErrorf("--rooms must be 1..--seats (%d), not %d", *seats, *rooms)
 	}
 	if *messages < 1 {
 		return usageErrorf("--messages must be at least 1, not %d", *messages)
@@ -86,7 +91,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Messages: *messages})
+	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -107,7 +112,8 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 
 func benchServerText(r *bench.ServerLoadResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "parley bench server: %s, %d seats, %d messages, GOMAXPROCS %d\n\n", r.Store, r.Seats, r.Messages, r.GOMAXPROCS)
+	fmt.Fprintf(&b, "parley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d\n\n",
+		r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS)
 	fmt.Fprintf(&b, "posts      %.0f/s durable (%.2fs posting, %d errors)\n", r.PostsPerSecond, r.PostSeconds, r.Errors)
 	for _, ph := range r.Phases {
 		fmt.Fprintf(&b, "           %.0f/s from %d to %d messages\n", ph.PostsPerSecond, ph.From, ph.To)
@@ -116,7 +122,7 @@ func benchServerText(r *bench.ServerLoadResult) string {
 	fmt.Fprintf(&b, "memory     heap in use %.1f MiB; %.0f bytes and %.0f allocations per post; %d GCs\n\n",
 		r.Memory.HeapInUseMB, r.Memory.TotalAllocPerPost, r.Memory.MallocsPerPost, r.Memory.NumGC)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "history read at\tbytes\tms\tns/byte\tMiB/s\t")
+	fmt.Fprintln(tw, "history read of\tbytes\tms\tns/byte\tMiB/s\t")
 	for _, rc := range r.Reads {
 		fmt.Fprintf(tw, "%d msgs\t%d\t%.1f\t%.1f\t%.1f\t\n", rc.Messages, rc.Bytes, rc.MS, rc.NSPerByte, rc.BytesPerSecMB)
 	}

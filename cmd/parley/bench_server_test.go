@@ -20,8 +20,8 @@ func TestBenchServer(t *testing.T) {
 	}
 	checkLoad(t, out, "sqlite", 4, 120)
 
-	code, out, _ = benchCLI(t, "bench", "server", "--seats", "2", "--messages", "20")
-	if code != 0 || !strings.Contains(out, "posts ") || !strings.Contains(out, "history read at") || !strings.Contains(out, "20 msgs") {
+	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20")
+	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -56,7 +56,7 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 }
 
 func TestBenchServerUsage(t *testing.T) {
-	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--db", "mysql://x"}, {"extra"}} {
+	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--db", "mysql://x"}, {"extra"}} {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
