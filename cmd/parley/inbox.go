@@ -41,6 +41,9 @@ func printResource(ctx context.Context, e *env, cf *clientFlags, path string, as
 	if asJSON {
 		return printIndented(e, b)
 	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n') // a terminal prompt must not run on from the last line
+	}
 	_, err = e.stdout.Write(b)
 	return err
 }
