@@ -85,13 +85,13 @@ func (e *Encoding) Name() string { return e.name }
 // Encode returns the token ids of s. Text that looks like a special token, such as
 // "<|endoftext|>", is ordinary text (tiktoken's encode_ordinary).
 func (e *Encoding) Encode(s string) []int {
-	return e.AppendEncode(make([]int, 0, len(s)/4+1), s)
+	return e.AppendEncode(make([]int, 0, len(s)/3+1), s)
 }
 
 // AppendEncode appends the token ids of s to dst and returns the extended slice.
 func (e *Encoding) AppendEncode(dst []int, s string) []int {
 	if dst == nil {
-		dst = make([]int, 0, len(s)/4+1)
+		dst = make([]int, 0, len(s)/3+1)
 	}
 	v := e.v
 	for i := 0; i < len(s); {
