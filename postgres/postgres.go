@@ -38,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/fanout"
 )
 
 //go:embed migrations/*.sql
@@ -60,7 +61,7 @@ const migrationLock = 0x7061726c6579
 type Store struct {
 	pool   *pgxpool.Pool
 	listen *pgx.ConnConfig // for the dedicated LISTEN connection
-	watch  *hub
+	watch  *fanout.Hub
 	log    *slog.Logger
 	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
@@ -88,7 +89,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: newHub(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -113,7 +114,7 @@ func (s *Store) Close() error {
 	s.stop()
 	<-s.done
 	s.pool.Close()
-	s.watch.closeAll()
+	s.watch.Close()
 	return nil
 }
 
@@ -271,7 +272,7 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			continue
 		}
 		if seq, room, ok := parsePayload(n.Payload); ok {
-			s.watch.publish(room, seq)
+			s.watch.Publish(room, seq)
 		}
 	}
 }
@@ -279,7 +280,7 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 // catchUp wakes every watcher with its room's last seq, covering notifications missed while
 // the listener was disconnected.
 func (s *Store) catchUp(ctx context.Context) {
-	for _, room := range s.watch.watched() {
+	for _, room := range s.watch.Watched() {
 		seq, err := s.LastSeq(ctx, room)
 		if err != nil {
 			if ctx.Err() == nil && parley.ErrorCode(err) != parley.ENOTFOUND {
@@ -287,7 +288,7 @@ func (s *Store) catchUp(ctx context.Context) {
 			}
 			continue
 		}
-		s.watch.publish(room, seq)
+		s.watch.Publish(room, seq)
 	}
 }
 

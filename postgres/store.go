@@ -302,7 +302,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("append: commit: %w", err)
 	}
-	s.watch.publish(m.Room, seq) // this process's watchers need not wait for the notification
+	s.watch.Publish(m.Room, seq) // this process's watchers need not wait for the notification
 	m.Seq = seq
 	if len(m.Notes) == 0 {
 		m.Notes = nil
@@ -641,7 +641,7 @@ func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]i
 // Watch returns a channel that receives the room's new last seq after appends by any process
 // on this database, until ctx ends or the Store closes.
 func (s *Store) Watch(ctx context.Context, room string) <-chan int64 {
-	return s.watch.subscribe(ctx, room)
+	return s.watch.Subscribe(ctx, room)
 }
 
 // collect is pgx.CollectRows, but returns nil rather than an empty slice for no rows, as the

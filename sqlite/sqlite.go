@@ -30,6 +30,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/fanout"
 )
 
 //go:embed migrations/*.sql
@@ -43,7 +44,7 @@ type Store struct {
 	write *sql.DB    // one connection; transactions BEGIN IMMEDIATE
 	read  *sql.DB    // a pool of query_only connections
 	w, r  *stmtCache // prepared statements of write and read
-	watch *hub
+	watch *fanout.Hub
 	once  sync.Once // Close
 	err   error     // of Close
 
@@ -82,7 +83,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: newHub()}
+	s := &Store{path: path, write: write, watch: fanout.New()}
 	if err := s.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err
@@ -119,7 +120,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
-		s.watch.closeAll()
+		s.watch.Close()
 		s.w.close()
 		s.r.close()
 		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {

@@ -293,7 +293,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	case err != nil:
 		return nil, err
 	}
-	s.watch.publish(out.Room, out.Seq)
+	s.watch.Publish(out.Room, out.Seq)
 	return out, nil
 }
 
@@ -674,5 +674,5 @@ func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]i
 // Watch returns a channel that receives the room's new last seq after appends by this Store,
 // until ctx ends or the Store closes.
 func (s *Store) Watch(ctx context.Context, room string) <-chan int64 {
-	return s.watch.subscribe(ctx, room)
+	return s.watch.Subscribe(ctx, room)
 }

@@ -1,17 +1,16 @@
-package sqlite
+// Package fanout wakes a store's watchers: it fans each room's new last seq out to the
+// channels that Store.Watch returned. Both stores, sqlite and postgres, use it.
+package fanout
 
 import (
 	"context"
 	"sync"
 )
 
-// This file is kept identical in sqlite/ and postgres/ (but for the package name): the two
-// stores share no package of their own.
-
-// hub fans a room's new last seq out to the channels that Watch returned. A watcher's channel
+// Hub fans a room's new last seq out to the channels that Watch returned. A watcher's channel
 // holds one value; a send replaces an unread value instead of blocking, and a value is only
 // sent when it is higher than the last one sent, so a reader never sees the seq go back.
-type hub struct {
+type Hub struct {
 	mu     sync.Mutex // guards rooms, closed, and every send and close on a watcher channel
 	rooms  map[string]map[*watcher]struct{}
 	closed bool
@@ -22,11 +21,11 @@ type watcher struct {
 	last int64
 }
 
-func newHub() *hub { return &hub{rooms: map[string]map[*watcher]struct{}{}} }
+func New() *Hub { return &Hub{rooms: map[string]map[*watcher]struct{}{}} }
 
-// subscribe returns a channel that receives the room's new seqs until ctx ends or the hub
+// Subscribe returns a channel that receives the room's new seqs until ctx ends or the Hub
 // closes.
-func (h *hub) subscribe(ctx context.Context, room string) <-chan int64 {
+func (h *Hub) Subscribe(ctx context.Context, room string) <-chan int64 {
 	w := &watcher{ch: make(chan int64, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -44,7 +43,7 @@ func (h *hub) subscribe(ctx context.Context, room string) <-chan int64 {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if _, ok := h.rooms[room][w]; !ok {
-			return // closeAll got there first
+			return // Close got there first
 		}
 		delete(h.rooms[room], w)
 		if len(h.rooms[room]) == 0 {
@@ -55,8 +54,8 @@ func (h *hub) subscribe(ctx context.Context, room string) <-chan int64 {
 	return w.ch
 }
 
-// publish tells the room's watchers that its last seq is now seq.
-func (h *hub) publish(room string, seq int64) {
+// Publish tells the room's watchers that its last seq is now seq.
+func (h *Hub) Publish(room string, seq int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.rooms[room] {
@@ -77,8 +76,8 @@ func (h *hub) publish(room string, seq int64) {
 	}
 }
 
-// watched returns the rooms that have watchers.
-func (h *hub) watched() []string {
+// Watched returns the rooms that have watchers.
+func (h *Hub) Watched() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rooms := make([]string, 0, len(h.rooms))
@@ -88,8 +87,8 @@ func (h *hub) watched() []string {
 	return rooms
 }
 
-// closeAll closes every watcher channel; later subscriptions get a closed channel.
-func (h *hub) closeAll() {
+// Close closes every watcher channel; later subscriptions get a closed channel.
+func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
