@@ -58,16 +58,20 @@ func (d *Decoder) expand(line string) ([]byte, error) {
 			i += 2
 			continue
 		}
-		dist, n1 := digits(line[i:])
-		if n1 == 0 || i+n1 >= len(line) || line[i+n1] != '.' {
-			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want «distance.length»"}
+		// «LLLD: three digits of length, then the distance; » ends it when needed.
+		j := i
+		for j < len(line) && j-i < 13 && line[j] >= '0' && line[j] <= '9' {
+			j++
 		}
-		i += n1 + 1
-		length, n2 := digits(line[i:])
-		if n2 == 0 || i+n2+len(spliceClose) > len(line) || line[i+n2:i+n2+len(spliceClose)] != spliceClose {
-			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want «distance.length»"}
+		if j-i < 4 {
+			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want « then a 3-digit length and the distance"}
 		}
-		i += n2 + len(spliceClose)
+		length, _ := digits(line[i : i+3])
+		dist, _ := digits(line[i+3 : j])
+		i = j
+		if i+1 < len(line) && line[i] == spliceClose[0] && line[i+1] == spliceClose[1] {
+			i += 2
+		}
 		src := len(t) - dist
 		if dist <= 0 || src < 0 || length > 1<<30 {
 			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: fmt.Sprintf("splice distance %d outside the session text", dist)}

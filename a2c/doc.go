@@ -30,14 +30,16 @@
 //
 // A line is decoded in two layers.
 //
-// Layer 2, splices. Before anything else, «d.n» is replaced by the n bytes that start d
-// bytes before the splice in the session text (the decoded lines so far, each followed
-// by a newline, preceded by the dictionary and a newline when there is one). The copy
-// runs byte by byte, so it may overlap what it produces (LZ77). A literal « is written
-// ««. The first two bytes of a record are never spliced: they mark where a record
-// starts. The encoder keeps a splice only where it is worth it: with TokenAligned, its
-// boundaries move to word boundaries and the real tokenizer must count fewer tokens for
-// the marker than for the literal.
+// Layer 2, splices. Before anything else, «nnnd is replaced by the nnn bytes (always
+// three digits, 000 to 999) that start d bytes (the digits after them) before the splice
+// in the session text (the decoded lines so far, each followed by a newline, preceded by
+// the dictionary and a newline when there is one). The copy runs byte by byte, so it may
+// overlap what it produces (LZ77). A » right after the digits ends the splice and is
+// dropped; the encoder writes it only when the next byte is a digit or ». Longer spans
+// take several splices. A literal « is written ««. The first two bytes of a record are
+// never spliced: they mark where a record starts. The encoder keeps a splice only where
+// it is worth it: with TokenAligned, the real tokenizer must count fewer tokens for the
+// marker than for the literal, a few bytes either side included.
 //
 // Layer 1, the record. Fields are split by |. String fields (from, to, tool, call_id,
 // text) are raw text with backslash escapes (\\ \| \n \r \t \b \f \uXXXX, and \~ \$ \%

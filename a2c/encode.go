@@ -18,11 +18,15 @@ const (
 	Magic = "a2c/1"
 	// refMin is the shortest string (in bytes) that is numbered for $n references.
 	refMin = 5
-	// spliceOpen and spliceClose frame a splice; a literal « is written ««.
+	// spliceOpen starts a splice: « then the length in exactly three digits, then the
+	// distance. spliceClose ends one only where the next byte would otherwise read as
+	// part of the distance (a digit) or as the close; a literal « is written ««.
 	spliceOpen  = "«"
 	spliceClose = "»"
-	hashLen     = 8
-	maxChain    = 48
+	// spliceMax is the longest span one splice copies (three digits).
+	spliceMax = 999
+	hashLen   = 8
+	maxChain  = 48
 )
 
 // alignContext is how many bytes either side of a splice TokenAligned counts with it: the
@@ -127,6 +131,7 @@ type Features struct {
 	Newlines   bool // a raw field kept a newline
 	Quotes     bool // a string was quoted with '
 	Cut        bool // an embedded JSON string was cut short
+	Close      bool // a splice needed » after its digits
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to
@@ -605,7 +610,7 @@ func bareValue(s string) bool {
 }
 
 // splice appends line to the session text and returns its payload form: spans that
-// occurred before are replaced by «distance.length», a literal « is doubled.
+// occurred before are replaced by splice markers (spliceMarker), a literal « is doubled.
 func (e *Encoder) splice(line []byte) []byte {
 	base := len(e.st.text)
 	e.st.text = append(e.st.text, line...)
@@ -621,12 +626,13 @@ func (e *Encoder) splice(line []byte) []byte {
 		bestLen, bestSrc := 0, 0
 		if e.opt.Splices {
 			bestLen, bestSrc = e.longest(p, end)
+			bestLen = min(bestLen, spliceMax)
 		}
 		if bestLen >= e.opt.minSplice() && p+1 < end {
 			// Lazy matching: when the next byte starts a clearly longer match, this
 			// byte goes out literally and the longer match wins.
 			e.index(p, p+1)
-			if next, _ := e.longest(p+1, end); next > bestLen+lazyMargin {
+			if next, _ := e.longest(p+1, end); min(next, spliceMax) > bestLen+lazyMargin {
 				p++
 				continue
 			}
@@ -644,7 +650,11 @@ func (e *Encoder) splice(line []byte) []byte {
 			}
 			if pe-ps >= e.opt.minSplice() && ps < pe {
 				src := bestSrc + (ps - p)
-				marker := spliceOpen + strconv.Itoa(ps-src) + "." + strconv.Itoa(pe-ps) + spliceClose
+				marker := spliceMarker(ps-src, pe-ps)
+				closed := pe < end && needsClose(text[pe:end])
+				if closed {
+					marker += spliceClose
+				}
 				keep := true
 				if e.opt.TokenAligned && e.opt.Counter != nil {
 					// Count in context: a few bytes either side decide how the
@@ -663,6 +673,7 @@ func (e *Encoder) splice(line []byte) []byte {
 					out = appendLiteral(out, text[lit:ps])
 					out = append(out, marker...)
 					e.feat.Splices = true
+					e.feat.Close = e.feat.Close || closed
 					if src < e.st.dictLen {
 						e.feat.Dictionary = true
 					}
@@ -695,11 +706,14 @@ func (e *Encoder) longest(p, end int) (int, int) {
 			continue
 		}
 		m := 0
-		for p+m < end && text[q+m] == text[p+m] {
+		for p+m < end && m < spliceMax && text[q+m] == text[p+m] {
 			m++
 		}
 		if m > bestLen {
 			bestLen, bestSrc = m, q
+			if m == spliceMax {
+				break
+			}
 		}
 	}
 	return bestLen, bestSrc
@@ -709,6 +723,26 @@ func (e *Encoder) longest(p, end int) (int, int) {
 // Lazy matching gains about 0.1 point on every corpus source; margins of 0 to 4 bytes
 // measured the same.
 const lazyMargin = 1
+
+// spliceMarker writes «, the length in three digits and the distance, with no close:
+// a tokenizer reads the digits in groups of three, so the marker costs « and one token
+// per three digits.
+func spliceMarker(dist, n int) string {
+	b := make([]byte, 0, 16)
+	b = append(b, spliceOpen...)
+	b = append(b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10))
+	b = strconv.AppendInt(b, int64(dist), 10)
+	return string(b)
+}
+
+// needsClose reports whether the text after a splice needs » first: it starts with a
+// digit (which would read as distance) or with » itself.
+func needsClose(next []byte) bool {
+	if len(next) == 0 {
+		return false
+	}
+	return (next[0] >= '0' && next[0] <= '9') || (len(next) > 1 && next[0] == spliceClose[0] && next[1] == spliceClose[1])
+}
 
 func appendLiteral(dst, lit []byte) []byte {
 	for i := 0; i < len(lit); i++ {

@@ -15,7 +15,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
-			Splices: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
+			Splices: true, Close: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
 		}
@@ -24,7 +24,7 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("a2c/1 JSON records")
+	b.WriteString("JSON records")
 	if f.Schema {
 		b.WriteString(": kind|from|to|tool|call_id|text|args|result|meta")
 		if f.Extra {
@@ -37,14 +37,14 @@ func Instructions(f Features, full bool) string {
 			}
 		}
 		if len(ks) > 0 {
-			b.WriteString(", kind " + strings.Join(ks, " "))
+			b.WriteString(" (" + strings.Join(ks, " ") + ")")
 		}
 		b.WriteString(".")
 		if f.Newlines {
 			b.WriteString(" Other lines continue the text.")
 		}
 		if f.Defaults {
-			b.WriteString(" Blank from/to: as last same-kind record; blank tool/call_id: as previous.")
+			b.WriteString(" Blank from/to: as last same kind; tool/call_id: as previous.")
 		}
 		if f.Absent {
 			b.WriteString(" ~ none.")
@@ -58,9 +58,12 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(", one per line.")
 	}
 	if f.Splices {
-		b.WriteString(" «d.n»: the n bytes d back")
+		b.WriteString(" «nnnd: nnn bytes from d back")
 		if f.Dictionary {
 			b.WriteString(" (dictionary first)")
+		}
+		if f.Close {
+			b.WriteString(", » may end")
 		}
 		b.WriteString("; ««=«.")
 	}
@@ -72,7 +75,7 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(".")
 	}
 	if f.ValueRefs {
-		b.WriteString(" $k: k-th string of 5+ bytes.")
+		b.WriteString(" $k: k-th 5+ byte string.")
 	}
 	if len(f.Styles) > 0 {
 		tags := make([]string, 0, len(f.Styles))
@@ -80,7 +83,7 @@ func Instructions(f Features, full bool) string {
 			tags = append(tags, string(t))
 		}
 		sort.Strings(tags)
-		b.WriteString(" %X{…}: that JSON as text")
+		b.WriteString(" %X{…}: JSON as text")
 		if f.Cut {
 			b.WriteString(" (%Xn{…}: less its last n bytes)")
 		}
