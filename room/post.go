@@ -35,7 +35,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.room(ctx, room)
+	r, seats, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +54,6 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 		case parley.ErrorCode(err) != parley.ENOTFOUND:
 			return nil, s.internal(ctx, "post: idempotency key", err)
 		}
-	}
-	seats, err := s.activeSeats(ctx, room)
-	if err != nil {
-		return nil, err
 	}
 	d, err := s.parse(string(body), r.Policy, seats)
 	if err != nil {
@@ -144,7 +140,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.room(ctx, room)
+	r, seats, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -160,10 +156,6 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	}
 	if err := checkLimits(body, r.Policy); err != nil {
 		return refused(err)
-	}
-	seats, err := s.activeSeats(ctx, room)
-	if err != nil {
-		return nil, err
 	}
 	d, err := s.parse(string(body), r.Policy, seats)
 	if err != nil {

@@ -68,6 +68,7 @@ type Service struct {
 	limits   limits
 	reads    readMarks
 	stats    statBuf
+	roster   roster // cached room policy and active seats, for posts
 	blocks   blockTokens
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 }
@@ -261,6 +262,7 @@ func (s *Service) UpdatePolicy(ctx context.Context, c *parley.Caller, room strin
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	defer s.forgetRoster(room)
 	if err := s.store.UpdatePolicy(ctx, room, p); err != nil {
 		return nil, s.internal(ctx, "update policy", err)
 	}
@@ -335,6 +337,7 @@ func (s *Service) AddSeat(ctx context.Context, c *parley.Caller, room, name stri
 		return nil, "", s.internal(ctx, "add seat", err)
 	}
 	seat := &parley.Seat{Room: room, Name: name, Role: role, TokenHash: hash, CreatedAt: s.now().UTC()}
+	defer s.forgetRoster(room)
 	if err := s.store.CreateSeat(ctx, seat); err != nil {
 		switch parley.ErrorCode(err) {
 		case parley.ECONFLICT:
@@ -368,6 +371,7 @@ func (s *Service) RevokeSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err := canManage(c, room); err != nil {
 		return err
 	}
+	defer s.forgetRoster(room)
 	err := s.store.RevokeSeat(ctx, room, name, s.now().UTC())
 	if parley.ErrorCode(err) == parley.ENOTFOUND {
 		return parley.Errorf(parley.ENOTFOUND, "no seat %s in room %s", name, room)
@@ -398,6 +402,7 @@ func (s *Service) RotateSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err != nil {
 		return "", s.internal(ctx, "rotate seat", err)
 	}
+	defer s.forgetRoster(room)
 	if err := s.store.SetSeatToken(ctx, room, name, hash); err != nil {
 		return "", s.internal(ctx, "rotate seat", err)
 	}
