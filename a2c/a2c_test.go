@@ -305,6 +305,7 @@ func FuzzRoundTrip(f *testing.F) {
 		opt := Default(c)
 		opt.Schema = schema
 		opt.MinSplice = 4
+		opt.ValueRefs = true // off by default, still read by every decoder
 		// Twice the record: the second copy exercises references and splices.
 		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
 	})

@@ -23,7 +23,7 @@ func ExampleEncodeSession() {
 	// Output:
 	// a2c/1 demo
 	// c|planner|tool|weather|c1||%p{city:Paris,days:3}
-	// r|tool|$0|||sunny
+	// r|tool|planner|||sunny
 }
 
 func ExampleDecodeSession() {
