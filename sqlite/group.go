@@ -18,6 +18,13 @@ import (
 // A batch takes the writes whose callers are already waiting; it never waits for more, so a
 // lone write is committed at once.
 
+// The savepoint around each write of a batch, prepared with the statements of Append.
+const (
+	qSavepoint  = "SAVEPOINT op"
+	qRollbackTo = "ROLLBACK TO op"
+	qRelease    = "RELEASE op"
+)
+
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
 
@@ -120,7 +127,7 @@ func (s *Store) commitBatch(batch []*txOp) {
 			o.err = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		if _, err := t.exec(ctx, qSavepoint); err != nil {
 			tx.Rollback()
 			fail(fmt.Errorf("savepoint: %w", err))
 			return
@@ -129,7 +136,7 @@ func (s *Store) commitBatch(batch []*txOp) {
 			o.err = err
 			// Some errors (I/O, disk full) make SQLite roll back the whole transaction;
 			// then the savepoint is gone and the batch fails as one.
-			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO op"); rerr != nil {
+			if _, rerr := t.exec(ctx, qRollbackTo); rerr != nil {
 				tx.Rollback()
 				fail(fmt.Errorf("after %v: rollback to savepoint: %w", err, rerr))
 				return
@@ -137,7 +144,7 @@ func (s *Store) commitBatch(batch []*txOp) {
 		} else {
 			ok = append(ok, o)
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+		if _, err := t.exec(ctx, qRelease); err != nil {
 			tx.Rollback()
 			fail(fmt.Errorf("release savepoint: %w", err))
 			return

@@ -62,7 +62,15 @@ func (c *stmtCache) close() {
 
 // queryRow runs a single-row query with the cached statement; if preparing fails it runs the
 // query unprepared, so that the error surfaces from Scan like any other.
+//
+// A single-row lookup takes microseconds, too short to be worth interrupting; with a context
+// that can be cancelled, database/sql starts a goroutine per query to watch it, a sizeable
+// part of a lookup's cost. So a context that is not done yet runs without its cancellation
+// (its values kept); one that is already done still fails the query.
 func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if ctx.Err() == nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	st, err := c.get(ctx, query)
 	if err != nil {
 		return c.db.QueryRowContext(ctx, query, args...)

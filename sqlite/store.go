@@ -253,20 +253,21 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertAsk = `INSERT INTO asks (room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	// The seat's messages with this hash after a time: the index on (room, seat, hash, seq)
-	// finds the few candidates.
-	qDupWindow = `SELECT max(seq) FROM messages WHERE room = ? AND seat = ? AND hash = ? AND time > ?`
-	// The seat's latest message with this hash, if it is among its last N: the index on
-	// (room, seat, hash, seq) finds the candidate (almost always none), and only then does
-	// the (room, seat, seq) index count, at most N entries, the seat's messages after it.
-	// Walking to the seat's Nth-last message first cost up to N index steps on every post.
-	qDupLast = `SELECT max(s) FROM (SELECT max(seq) AS s FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?4) AS h
-		WHERE (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > h.s LIMIT ?3)) < ?3`
+	// Dedup in one statement: the seat's latest message with this hash after ?4 (NULL: no
+	// window), and its latest with this hash if that is among its last ?5 (0: no count).
+	// Both go through the index on (room, seat, hash, seq), which finds the few candidates
+	// (almost always none); only then does the (room, seat, seq) index count, at most ?5
+	// entries, the seat's messages after it. Walking to the seat's Nth-last message first
+	// cost up to N index steps on every post, and two statements cost twice the overhead.
+	qDup = `SELECT max(
+		coalesce((SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3 AND time > ?4), 0),
+		coalesce((SELECT max(s) FROM (SELECT max(seq) AS s FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3) AS h
+			WHERE ?5 > 0 AND (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > h.s LIMIT ?5)) < ?5), 0))`
 	qAddStat = `INSERT INTO stats (room, seat, key, value) VALUES (?, ?, ?, ?)
 		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`
 )
 
-var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDupWindow, qDupLast, qAddStat}
+var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo, qRelease}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go), each in its own savepoint.
@@ -417,20 +418,13 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	if len(hash) == 0 {
 		return 0, nil
 	}
-	var found int64
+	var window any // NULL: no window
 	if !since.IsZero() {
-		var seq sql.NullInt64
-		if err := q.queryRow(ctx, qDupWindow, room, seat, hash, toMicros(since)).Scan(&seq); err != nil {
-			return 0, err
-		}
-		found = seq.Int64
+		window = toMicros(since)
 	}
-	if n > 0 {
-		var seq sql.NullInt64
-		if err := q.queryRow(ctx, qDupLast, room, seat, n, hash).Scan(&seq); err != nil {
-			return 0, err
-		}
-		found = max(found, seq.Int64)
+	var found int64
+	if err := q.queryRow(ctx, qDup, room, seat, hash, window, max(n, 0)).Scan(&found); err != nil {
+		return 0, err
 	}
 	return found, nil
 }
