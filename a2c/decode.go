@@ -58,16 +58,21 @@ func (d *Decoder) expand(line string) ([]byte, error) {
 			i += 2
 			continue
 		}
-		// «LLLD: three digits of length, then the distance; » ends it when needed.
+		// «LLd, or «00LLLd: the length in two digits (three after 00), then the
+		// distance; » ends it when needed.
 		j := i
-		for j < len(line) && j-i < 13 && line[j] >= '0' && line[j] <= '9' {
+		for j < len(line) && j-i < 15 && line[j] >= '0' && line[j] <= '9' {
 			j++
 		}
-		if j-i < 4 {
-			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want « then a 3-digit length and the distance"}
+		w := 2
+		if j-i >= 2 && line[i] == '0' && line[i+1] == '0' {
+			i, w = i+2, 3
 		}
-		length, _ := digits(line[i : i+3])
-		dist, _ := digits(line[i+3 : j])
+		if j-i < w+1 || j-i > w+10 {
+			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want « then a 2-digit length (or 00 and 3 digits) and the distance"}
+		}
+		length, _ := digits(line[i : i+w])
+		dist, _ := digits(line[i+w : j])
 		i = j
 		if i+1 < len(line) && line[i] == spliceClose[0] && line[i+1] == spliceClose[1] {
 			i += 2

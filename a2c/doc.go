@@ -30,16 +30,18 @@
 //
 // A line is decoded in two layers.
 //
-// Layer 2, splices. Before anything else, «nnnd is replaced by the nnn bytes (always
-// three digits, 000 to 999) that start d bytes (the digits after them) before the splice
-// in the session text (the decoded lines so far, each followed by a newline, preceded by
-// the dictionary and a newline when there is one). The copy runs byte by byte, so it may
-// overlap what it produces (LZ77). A » right after the digits ends the splice and is
-// dropped; the encoder writes it only when the next byte is a digit or ». Longer spans
-// take several splices. A literal « is written ««. The first two bytes of a record are
-// never spliced: they mark where a record starts. The encoder keeps a splice only where
-// it is worth it: with TokenAligned, the real tokenizer must count fewer tokens for the
-// marker than for the literal, a few bytes either side included.
+// Layer 2, splices. Before anything else, «nnd is replaced by the nn bytes (two digits,
+// 01 to 99; «00nnnd: three digits, 100 to 999) that start d bytes (the digits after the
+// length) before the splice in the session text (the decoded lines so far, each followed
+// by a newline, preceded by the dictionary and a newline when there is one). The copy
+// runs byte by byte, so it may overlap what it produces (LZ77). A » right after the
+// digits ends the splice and is dropped; the encoder writes it only when the next byte
+// is a digit or ». Longer spans take several splices. A literal « is written ««. The
+// first two bytes of a record are never spliced: they mark where a record starts. The
+// encoder keeps a splice only where it is worth it: with TokenAligned, the real
+// tokenizer must count fewer tokens for the marker than for the literal, a few bytes
+// either side included. (cl100k and o200k read digits in groups of three: «37512 is 3
+// tokens where «512.37» was 5.)
 //
 // Layer 1, the record. Fields are split by |. String fields (from, to, tool, call_id,
 // text) are raw text with backslash escapes (\\ \| \n \r \t \b \f \uXXXX, and \~ \$ \%

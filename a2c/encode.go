@@ -18,8 +18,8 @@ const (
 	Magic = "a2c/1"
 	// refMin is the shortest string (in bytes) that is numbered for $n references.
 	refMin = 5
-	// spliceOpen starts a splice: « then the length in exactly three digits, then the
-	// distance. spliceClose ends one only where the next byte would otherwise read as
+	// spliceOpen starts a splice: « then the length in two digits (00 and three digits
+	// for 100 to 999), then the distance. spliceClose ends one only where the next byte would otherwise read as
 	// part of the distance (a digit) or as the close; a literal « is written ««.
 	spliceOpen  = "«"
 	spliceClose = "»"
@@ -132,6 +132,8 @@ type Features struct {
 	Quotes     bool // a string was quoted with '
 	Cut        bool // an embedded JSON string was cut short
 	Close      bool // a splice needed » after its digits
+	Long       bool // a splice of 100 bytes or more
+	Doubled    bool // a literal « was written ««
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to
@@ -670,10 +672,11 @@ func (e *Encoder) splice(line []byte) []byte {
 					keep = e.opt.Counter.Count(left+marker+right) < e.opt.Counter.Count(left+string(text[ps:pe])+right)
 				}
 				if keep {
-					out = appendLiteral(out, text[lit:ps])
+					out = e.appendLiteral(out, text[lit:ps])
 					out = append(out, marker...)
 					e.feat.Splices = true
 					e.feat.Close = e.feat.Close || closed
+					e.feat.Long = e.feat.Long || pe-ps >= 100
 					if src < e.st.dictLen {
 						e.feat.Dictionary = true
 					}
@@ -686,7 +689,7 @@ func (e *Encoder) splice(line []byte) []byte {
 		e.index(p, p+1)
 		p++
 	}
-	out = appendLiteral(out, text[lit:end])
+	out = e.appendLiteral(out, text[lit:end])
 	e.st.text = append(e.st.text, '\n')
 	e.index(end, end+1)
 	e.out = out
@@ -724,13 +727,16 @@ func (e *Encoder) longest(p, end int) (int, int) {
 // measured the same.
 const lazyMargin = 1
 
-// spliceMarker writes «, the length in three digits and the distance, with no close:
-// a tokenizer reads the digits in groups of three, so the marker costs « and one token
-// per three digits.
+// spliceMarker writes «, the length in two digits (or 00 and three digits from 100 on)
+// and the distance, with no close: a tokenizer reads the digits in groups of three, so
+// the marker costs « and one token per three digits.
 func spliceMarker(dist, n int) string {
 	b := make([]byte, 0, 16)
 	b = append(b, spliceOpen...)
-	b = append(b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10))
+	if n >= 100 {
+		b = append(b, '0', '0', byte('0'+n/100))
+	}
+	b = append(b, byte('0'+n/10%10), byte('0'+n%10))
 	b = strconv.AppendInt(b, int64(dist), 10)
 	return string(b)
 }
@@ -744,9 +750,11 @@ func needsClose(next []byte) bool {
 	return (next[0] >= '0' && next[0] <= '9') || (len(next) > 1 && next[0] == spliceClose[0] && next[1] == spliceClose[1])
 }
 
-func appendLiteral(dst, lit []byte) []byte {
+// appendLiteral writes text that is not spliced, a « doubled.
+func (e *Encoder) appendLiteral(dst, lit []byte) []byte {
 	for i := 0; i < len(lit); i++ {
 		if lit[i] == spliceOpen[0] && i+1 < len(lit) && lit[i+1] == spliceOpen[1] {
+			e.feat.Doubled = true
 			dst = append(dst, spliceOpen...)
 			dst = append(dst, spliceOpen...)
 			i++

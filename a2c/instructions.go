@@ -15,7 +15,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
-			Splices: true, Close: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
+			Splices: true, Close: true, Long: true, Doubled: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
 		}
@@ -58,14 +58,20 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(", one per line.")
 	}
 	if f.Splices {
-		b.WriteString(" «nnnd: nnn bytes from d back")
+		b.WriteString(" «nnd: nn bytes from d back")
+		if f.Long {
+			b.WriteString(" («00nnnd: nnn)")
+		}
 		if f.Dictionary {
 			b.WriteString(" (dictionary first)")
 		}
 		if f.Close {
 			b.WriteString(", » may end")
 		}
-		b.WriteString("; ««=«.")
+		b.WriteString(".")
+	}
+	if f.Doubled {
+		b.WriteString(" ««=«.")
 	}
 	if f.Bare {
 		b.WriteString(" Quotes optional")
