@@ -89,7 +89,7 @@ func findDates(s string) []dateHit {
 	if hasDigit && strings.Contains(s, "T") && len(s) >= 11 {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && mentionsMonth(lower) {
+	if hasDigit && mentionsMonth(lower) && digitRun(s, 4) { // both of its forms end in a 4-digit year
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && strings.Contains(s, "/") {
@@ -215,7 +215,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var noYear [][]int
-	if hasDigit && mentionsMonth(lower) {
+	if hasDigit && mentionsMonth(lower) && spaceDigit(s) { // the month is followed by spaces and a day
 		noYear = noYearRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range noYear {
@@ -329,6 +329,35 @@ func mentionsMonth(lower string) bool {
 	for _, m := range monthStems {
 		if strings.Contains(lower, m) {
 			return true
+		}
+	}
+	return false
+}
+
+// digitRun reports whether s holds n ASCII digits in a row (what \d{n} needs).
+func digitRun(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			if run++; run >= n {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// spaceDigit reports whether a white-space character (what \s matches) is followed by an
+// ASCII digit somewhere in s.
+func spaceDigit(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\f', '\r':
+			if s[i+1] >= '0' && s[i+1] <= '9' {
+				return true
+			}
 		}
 	}
 	return false

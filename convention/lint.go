@@ -63,6 +63,9 @@ type linter struct {
 	m         *Message
 	diags     []Diagnostic
 	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name
+	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
+	// which several rules read (and must not change).
+	rawWords, rawUnix []tok
 }
 
 func (l *linter) warn(line, col int, code, msg, fix string) {
@@ -111,6 +114,8 @@ func (l *linter) lines() {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.oneFact(ln)
+		l.rawWords = textWords(ln.Raw)
+		l.rawUnix = unixHitsIn(l.rawWords)
 		l.dates(ln)
 		l.unixTimes(ln)
 		l.ids(ln)
@@ -285,9 +290,11 @@ var timeWords = map[string]bool{"deadline": true, "eta": true, "at": true, "by":
 
 // unixHits finds the Unix timestamps in a line: 10 or 13 digits after a word that labels a
 // time, between the years 2000 and 2100.
-func unixHits(ln Line) []tok {
+func unixHits(ln Line) []tok { return unixHitsIn(textWords(ln.Raw)) }
+
+// unixHitsIn is unixHits on the line's words (textWords of its Raw).
+func unixHitsIn(words []tok) []tok {
 	var out []tok
-	words := textWords(ln.Raw)
 	for i, w := range words {
 		if i == 0 || !(len(w.s) == 10 || len(w.s) == 13) || !allDigits(w.s) {
 			continue
@@ -308,7 +315,7 @@ func unixHits(ln Line) []tok {
 
 // unixTimes warns on Unix timestamps, which no reader converts in its head.
 func (l *linter) unixTimes(ln Line) {
-	for _, w := range unixHits(ln) {
+	for _, w := range l.rawUnix {
 		secs, _ := strconv.ParseInt(w.s, 10, 64)
 		if len(w.s) == 13 {
 			secs /= 1000
@@ -470,14 +477,27 @@ var ratioWords = map[string]bool{"of": true, "in": true, "/": true, "out": true,
 // bridge words sit between a label and its number: limit to 100, replicas at 3.
 var bridge = map[string]bool{"to": true, "at": true, "of": true, "in": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
 
-func isNumber(s string) bool { return numberRe.MatchString(s) }
+// isNumber reports whether s matches numberRe. Most words are not numbers: anything but a
+// sign, digits, commas and a dot is refused without running the expression.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == ',' || c == '.' || c == '+' || c == '-') {
+			return false
+		}
+	}
+	return numberRe.MatchString(s)
+}
 
 // bareNumbers warns on numbers whose role a reader cannot infer: no label before them, no
 // unit after them. A key earns its tokens exactly there (150000 alone; 150000 tokens or
 // budget 150000 is clear). HTTP status codes name themselves.
 func (l *linter) bareNumbers(ln Line) {
-	all := textWords(ln.Raw)
-	unixs := unixHits(ln)
+	all := l.rawWords
+	unixs := l.rawUnix
 	labelled := false // whether the previous number was labelled, for lists like 8080, 8081
 	for i, w := range all {
 		if !isNumber(w.s) {
