@@ -3,6 +3,7 @@ package a2c
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -314,6 +315,7 @@ func FuzzRoundTrip(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	f.Add("a2c/1\nm|a|b||x|{k:v}\n")
 	f.Add("a2c/1\nr||||«023|$0\n")
+	f.Add("a2c/1\nr||||||%j[1,2]\nm||||«0726\n")
 	f.Fuzz(func(t *testing.T, p string) {
 		// Hostile payloads must fail cleanly, never panic.
 		DecodeSession(p, nil)
@@ -416,5 +418,33 @@ func TestFixturesRoundTrip(t *testing.T) {
 				roundTrip(t, a+"/"+name, RecordValues(&ss[i]), opt)
 			}
 		}
+	}
+}
+
+// A message that quotes a tool result's JSON verbatim splices it from the originals,
+// although the payload held the result as %X; so does a second quote with a newline.
+func TestOriginals(t *testing.T) {
+	res := `{"ok": true, "items": [{"id": 13481, "file": "ingest/model.go", "line": 231, "state": "ok", "note": "the cache key ignores the tenant"}, {"id": 3372, "file": "ingest/api.go", "line": 153, "state": "failed", "note": "an error is swallowed | escaped \\ here"}], "elapsed_ms": 168.5}`
+	q, _ := json.Marshal(res)
+	quote, _ := json.Marshal("Step 2: the tool returned " + res + ", so\nnext: " + res[:90] + " «» done")
+	recs := []trace.Value{
+		parse(t, `{"kind":"tool_result","from":"tool","to":"builder","result":`+string(q)+`}`),
+		parse(t, `{"kind":"message","from":"builder","to":"planner","text":`+string(quote)+`}`),
+	}
+	enc := roundTrip(t, "originals", recs, Default(mustCounter(t)))
+	if !enc.Features.Originals || !strings.Contains(enc.Instructions, "%X strings") {
+		t.Fatalf("the quote did not use the originals:\n%s", enc.Payload())
+	}
+	// A splice may run from the originals on into the session text.
+	for _, p := range []string{
+		"a2c/1\nr||||||%j[1,2]\nm||||«0626\n",
+		"a2c/1\nr||||||%j[1,2]\nm||||«0726\n",
+	} {
+		if _, recs, err := DecodeSession(p, nil); err != nil || len(recs) != 2 {
+			t.Errorf("DecodeSession(%q): %v", p, err)
+		}
+	}
+	if _, _, err := DecodeSession("a2c/1\nr||||||%j[1,2]\nm||||«0627\n", nil); err == nil {
+		t.Error("a splice before the originals decoded")
 	}
 }

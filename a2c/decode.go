@@ -10,9 +10,12 @@ import (
 // Decoder decodes one session, one payload line at a time. It reads every mechanism of
 // the format whatever options the encoder used; only the dictionary must be the same.
 type Decoder struct {
-	st   state
-	line int
-	buf  []byte
+	st       state
+	line     int
+	buf      []byte
+	orig     []byte   // the originals (appendOriginal), reached beyond the session text
+	pending  []string // outermost %X strings of the current line
+	embDepth int
 }
 
 // NewDecoder starts a session. dict must be the encoder's dictionary when the header
@@ -38,6 +41,10 @@ func (d *Decoder) Decode(line string) (trace.Value, error) {
 	if err == nil && r.pos != len(r.s) {
 		err = r.errorf("unexpected %q after the record", r.s[r.pos])
 	}
+	for _, o := range d.pending {
+		d.orig = appendOriginal(d.orig, o)
+	}
+	d.pending, d.embDepth = d.pending[:0], 0
 	return v, err
 }
 
@@ -78,11 +85,15 @@ func (d *Decoder) expand(line string) ([]byte, error) {
 			i += 2
 		}
 		src := len(t) - dist
-		if dist <= 0 || src < 0 || length > 1<<30 {
+		if dist <= 0 || src < -len(d.orig) || length > 1<<30 {
 			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: fmt.Sprintf("splice distance %d outside the session text", dist)}
 		}
 		for k := 0; k < length; k++ { // byte by byte: a splice may overlap itself
-			t = append(t, t[src+k])
+			if src+k < 0 { // in the originals, which come before the session text
+				t = append(t, d.orig[len(d.orig)+src+k])
+			} else {
+				t = append(t, t[src+k])
+			}
 		}
 	}
 	d.st.text = append(t, '\n')
@@ -378,7 +389,9 @@ func (r *reader) embedded() (trace.Value, error) {
 	if r.pos >= len(r.s) || (r.s[r.pos] != '{' && r.s[r.pos] != '[') {
 		return trace.Value{}, r.errorf("embedded JSON must be an object or an array")
 	}
+	r.d.embDepth++
 	v, err := r.value(0)
+	r.d.embDepth--
 	if err != nil {
 		return trace.Value{}, err
 	}
@@ -388,6 +401,9 @@ func (r *reader) embedded() (trace.Value, error) {
 	}
 	s := string(full[:len(full)-cut])
 	r.d.st.register(s)
+	if r.d.embDepth == 0 {
+		r.d.pending = append(r.d.pending, s)
+	}
 	return trace.StringValue(s), nil
 }
 

@@ -43,6 +43,15 @@
 // either side included. (cl100k and o200k read digits in groups of three: «37512 is 3
 // tokens where «512.37» was 5.)
 //
+// The originals. A splice may reach back beyond the start of the session text into the
+// originals, which come just before it: the text of every outermost %X string of the
+// earlier lines (see Embedded JSON), in order, each written as a raw string field writes
+// it (backslash escapes, newlines kept) and followed by a newline. A splice may run from
+// the originals on into the session text. So a message that quotes a tool's JSON result
+// verbatim copies it although the payload held the result as parsed %X. The encoder uses
+// them only once a first splice into them saves more tokens than the sentence that
+// explains them.
+//
 // Layer 1, the record. Fields are split by |. String fields (from, to, tool, call_id,
 // text) are raw text with backslash escapes (\\ \| \n \r \t \b \f \uXXXX, and \~ \$ \%
 // \" for a first character that would otherwise mean something); a raw newline is a
@@ -57,7 +66,8 @@
 // Records written without the schema are one such object on a line, starting with {.
 //
 // Value references: $k is the k-th distinct string (counting from 0) of at least 5
-// bytes decoded so far in the session, keys excluded.
+// bytes decoded so far in the session, keys excluded. (Default leaves them off: with
+// 3-token splices they cost more than they save.)
 //
 // Embedded JSON: %X followed by an object or array is a string that holds that JSON
 // written in style X (j compact, a compact ASCII, p Python json.dumps, u json.dumps

@@ -134,6 +134,7 @@ type Features struct {
 	Close      bool // a splice needed » after its digits
 	Long       bool // a splice of 100 bytes or more
 	Doubled    bool // a literal « was written ««
+	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to
@@ -149,6 +150,14 @@ type Encoder struct {
 	buf   []byte
 	costs map[string]int
 	late  int // first text position not yet in the match finder
+	// The originals: the text of every outermost %X string of the lines so far
+	// (appendOriginal), which splices reach beyond the start of the session text, with
+	// their own match finder; pending holds the current line's.
+	orig         []byte
+	ohead, oprev []int32
+	olate        int
+	pending      []string
+	embDepth     int
 }
 
 // NewEncoder starts a session.
@@ -179,7 +188,47 @@ func (e *Encoder) Encode(rec *trace.Value) (string, error) {
 	} else {
 		e.line = e.value(e.line, rec)
 	}
-	return string(e.splice(e.line)), nil
+	out := string(e.splice(e.line))
+	for _, o := range e.pending {
+		e.orig = appendOriginal(e.orig, o)
+	}
+	e.pending = e.pending[:0]
+	e.indexOrig()
+	return out, nil
+}
+
+// appendOriginal adds the text of a %X string to the originals the way a raw string
+// field writes it (appendEscaped with |, newlines kept), then a newline, so that a later
+// message quoting a tool's JSON can splice it although the payload held it as %X.
+func appendOriginal(text []byte, s string) []byte {
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			break
+		}
+		text = appendEscaped(text, s[:i], '|')
+		text = append(text, '\n')
+		s = s[i+1:]
+	}
+	text = appendEscaped(text, s, '|')
+	return append(text, '\n')
+}
+
+func (e *Encoder) indexOrig() {
+	if len(e.orig) == 0 {
+		return
+	}
+	if e.ohead == nil {
+		e.ohead = make([]int32, 1<<16)
+	}
+	for len(e.oprev) < len(e.orig)+1 {
+		e.oprev = append(e.oprev, 0)
+	}
+	for ; e.olate+hashLen <= len(e.orig); e.olate++ {
+		h := hash8(e.orig[e.olate:])
+		e.oprev[e.olate] = e.ohead[h]
+		e.ohead[h] = int32(e.olate + 1)
+	}
 }
 
 // RecordStart reports whether a payload line starts a record: a kind letter alone or
@@ -549,7 +598,9 @@ func (e *Encoder) tryEmbedded(dst []byte, s string, v *trace.Value, st *style, c
 	if cut > 0 {
 		dst = strconv.AppendInt(dst, int64(cut), 10)
 	}
+	e.embDepth++
 	dst = e.value(dst, v)
+	e.embDepth--
 	if e.opt.TokenAligned && e.opt.Counter != nil && e.opt.Counter.Count(string(dst[start:])) >= literalCost() {
 		e.feat = savedFeat
 		e.feat.Styles = savedStyles
@@ -564,6 +615,9 @@ func (e *Encoder) tryEmbedded(dst []byte, s string, v *trace.Value, st *style, c
 		e.feat.Cut = true
 	}
 	e.st.register(s)
+	if e.embDepth == 0 {
+		e.pending = append(e.pending, s)
+	}
 	return dst, true
 }
 
@@ -627,14 +681,21 @@ func (e *Encoder) splice(line []byte) []byte {
 	for p < end {
 		bestLen, bestSrc := 0, 0
 		if e.opt.Splices {
-			bestLen, bestSrc = e.longest(p, end)
-			bestLen = min(bestLen, spliceMax)
+			bestLen, bestSrc = e.longest(p, end, true)
+			if !e.feat.Originals && bestSrc < 0 {
+				// The first splice into the originals must pay for the sentence that
+				// explains them, over the best splice without them; until one does,
+				// they stay out of reach.
+				if e.mainCost(p, p+bestLen)-4 < e.count(originalsNote) {
+					bestLen, bestSrc = e.longest(p, end, false)
+				}
+			}
 		}
 		if bestLen >= e.opt.minSplice() && p+1 < end {
 			// Lazy matching: when the next byte starts a clearly longer match, this
 			// byte goes out literally and the longer match wins.
 			e.index(p, p+1)
-			if next, _ := e.longest(p+1, end); min(next, spliceMax) > bestLen+lazyMargin {
+			if next, _ := e.longest(p+1, end, e.feat.Originals); next > bestLen+lazyMargin {
 				p++
 				continue
 			}
@@ -677,7 +738,9 @@ func (e *Encoder) splice(line []byte) []byte {
 					e.feat.Splices = true
 					e.feat.Close = e.feat.Close || closed
 					e.feat.Long = e.feat.Long || pe-ps >= 100
-					if src < e.st.dictLen {
+					if src < 0 {
+						e.feat.Originals = true
+					} else if src < e.st.dictLen {
 						e.feat.Dictionary = true
 					}
 					e.index(p, pe)
@@ -697,7 +760,9 @@ func (e *Encoder) splice(line []byte) []byte {
 }
 
 // longest returns the longest earlier match for the text at p (within the line).
-func (e *Encoder) longest(p, end int) (int, int) {
+// A match in the originals is returned with a negative source: its offset from their end.
+// orig false leaves the originals out.
+func (e *Encoder) longest(p, end int, orig bool) (int, int) {
 	text := e.st.text
 	bestLen, bestSrc := 0, 0
 	if p+hashLen > end {
@@ -719,7 +784,40 @@ func (e *Encoder) longest(p, end int) (int, int) {
 			}
 		}
 	}
+	if !orig || bestLen == spliceMax || e.ohead == nil {
+		return bestLen, bestSrc
+	}
+	o := e.orig
+	for q, n := int(e.ohead[h])-1, 0; q >= 0 && n < maxChain; q, n = int(e.oprev[q])-1, n+1 {
+		m := 0
+		for p+m < end && q+m < len(o) && m < spliceMax && o[q+m] == text[p+m] {
+			m++
+		}
+		if m > bestLen {
+			bestLen, bestSrc = m, q-len(o)
+			if m == spliceMax {
+				break
+			}
+		}
+	}
 	return bestLen, bestSrc
+}
+
+// mainCost estimates the tokens of text[p:q] written without the originals: greedy
+// splices (about 4 tokens each) and literals between them.
+func (e *Encoder) mainCost(p, q int) int {
+	text := e.st.text
+	cost, lit := 0, p
+	for x := p; x < q; {
+		if l, _ := e.longest(x, q, false); l >= e.opt.minSplice() {
+			cost += e.count(string(text[lit:x])) + 4
+			x += l
+			lit = x
+			continue
+		}
+		x++
+	}
+	return cost + e.count(string(text[lit:q]))
 }
 
 // lazyMargin: a match at the next byte must be this many bytes longer to be preferred.

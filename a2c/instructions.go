@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// originalsNote explains splices into the originals (appendOriginal).
+const originalsNote = " Before the text, as if prepended: earlier lines' %X strings as raw fields, each plus newline."
+
 var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 
 // Instructions returns the decode instructions for a session that used the features f:
@@ -15,7 +18,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
-			Splices: true, Close: true, Long: true, Doubled: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
+			Splices: true, Close: true, Long: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
 		}
@@ -69,6 +72,9 @@ func Instructions(f Features, full bool) string {
 			b.WriteString(", » may end")
 		}
 		b.WriteString(".")
+		if f.Originals {
+			b.WriteString(originalsNote)
+		}
 	}
 	if f.Doubled {
 		b.WriteString(" ««=«.")
