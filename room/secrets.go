@@ -20,6 +20,8 @@ type secretRule struct {
 	// avoid 'k' and 's', which (?i) also matches as U+212A and U+017F, characters that
 	// lower-casing leaves apart; TestSecretNeedles checks every rule against its regexp.
 	needles []string
+	// also, when set: a match must contain one of these as well.
+	also []string
 }
 
 // secretRules are deliberately specific: a room full of agents talks about tokens, keys and
@@ -39,18 +41,26 @@ var secretRules = []secretRule{
 	{kind: "a bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), value: true, needles: []string{"bearer"}},
 	{kind: "a password or key assignment", re: regexp.MustCompile(
 		`(?i)\b(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'|,;]{4,})`),
-		value: true, needles: []string{":", "="}},
+		// Every keyword holds one of the needles (password and passwd: word, wd; pwd: wd;
+		// passphrase: phra; the secrets: ecret; api key: api; access token: acce; auth token:
+		// auth; private key: privat), and every match holds a ':' or an '='.
+		value: true, needles: []string{"word", "wd", "phra", "ecret", "api", "acce", "auth", "privat"}, also: []string{":", "="}},
 	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@|]+:([^/\s@|]{3,})@`), value: true, needles: []string{"://"}},
 	{kind: "a parley seat token", re: tokenPattern, needles: []string{"pk_"}},
 }
 
 // mayMatch reports whether lower (the lower-cased body) contains one of the rule's needles.
 func (r *secretRule) mayMatch(lower string) bool {
-	if len(r.needles) == 0 {
+	return containsAny(lower, r.needles) && containsAny(lower, r.also)
+}
+
+// containsAny reports whether s contains one of subs; true when there are none.
+func containsAny(s string, subs []string) bool {
+	if len(subs) == 0 {
 		return true
 	}
-	for _, n := range r.needles {
-		if strings.Contains(lower, n) {
+	for _, n := range subs {
+		if strings.Contains(s, n) {
 			return true
 		}
 	}

@@ -27,6 +27,8 @@ var secretSamples = []string{
 	"PA\u017f\u017fWORD: hunter2!",
 	"api_\u212aey = 'abcd1234'",
 	"client_secret: abcdefgh",
+	"PASSWD=hunter2! pwd: hunter2! passphrase=correcthorse",
+	"APIKEY: abcd1234 access-token=abcd1234 Auth_Token: abcd1234 private_key=abcd1234 secretkey=abcd1234",
 	"dsn postgres://app:s3cretpw@db:5432/app",
 	"pk_" + strings.Repeat("Ab0_", 10) + "xyz",
 }
