@@ -242,11 +242,12 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 
 // The statements of Append, prepared by Open.
 const (
-	qLastSeq    = `SELECT last_seq FROM rooms WHERE name = ?`
-	qByKey      = `SELECT ` + messageColumns + ` FROM messages WHERE room = ? AND seat = ? AND idempotency_key = ?`
-	qSetLastSeq = `UPDATE rooms SET last_seq = ? WHERE name = ?`
-	qLapse      = `UPDATE asks SET state = ?, closed_by = ? WHERE room = ? AND seq = ? AND line = ? AND state = ?`
-	qAnswer     = `UPDATE asks SET state = ?, closed_by = ?
+	// Takes the room's next seq. A write that then fails (a replay, a duplicate) is rolled
+	// back to its savepoint, the seq with it.
+	qNextSeq = `UPDATE rooms SET last_seq = last_seq + 1 WHERE name = ? RETURNING last_seq`
+	qByKey   = `SELECT ` + messageColumns + ` FROM messages WHERE room = ? AND seat = ? AND idempotency_key = ?`
+	qLapse   = `UPDATE asks SET state = ?, closed_by = ? WHERE room = ? AND seq = ? AND line = ? AND state = ?`
+	qAnswer  = `UPDATE asks SET state = ?, closed_by = ?
 		WHERE room = ? AND seq = ? AND state = ? AND (to_seat = ? OR to_seat = 'all')`
 	qInsertMessage = `INSERT INTO messages
 		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
@@ -267,7 +268,7 @@ const (
 		ON CONFLICT (room, seat, key) DO UPDATE SET value = value + excluded.value`
 )
 
-var appendQueries = []string{qLastSeq, qByKey, qSetLastSeq, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo, qRelease}
+var appendQueries = []string{qNextSeq, qByKey, qLapse, qAnswer, qInsertMessage, qInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo, qRelease}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go), each in its own savepoint.
@@ -299,11 +300,12 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 }
 
 // appendTx is Append inside its (shared) transaction, after which the caller publishes. The
-// transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so the seq read from
-// rooms.last_seq cannot be taken by anyone else.
+// transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so the seq it takes
+// from rooms.last_seq cannot be taken by anyone else; a write that fails after taking it is
+// rolled back to its savepoint (group.go), and the seq with it, so seqs stay gapless.
 func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (*parley.Message, error) {
-	var last int64
-	err := t.queryRow(ctx, qLastSeq, m.Room).Scan(&last)
+	var seq int64
+	err := t.queryRow(ctx, qNextSeq, m.Room).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, roomNotFound(m.Room)
 	}
@@ -327,7 +329,6 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 		return nil, duplicateError(orig)
 	}
 
-	seq := last + 1
 	if a.Lapses != nil {
 		res, err := t.exec(ctx, qLapse,
 			parley.AskLapsed, seq, m.Room, a.Lapses.Seq, a.Lapses.Line, parley.AskOpen)
@@ -341,9 +342,6 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 		}
 	}
 
-	if _, err := t.exec(ctx, qSetLastSeq, seq, m.Room); err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
 	notes, err := marshalNotes(m.Notes)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
