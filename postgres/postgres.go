@@ -66,6 +66,7 @@ type Store struct {
 	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
+	groups groups        // appends waiting for their room's batch (group.go)
 }
 
 // Option configures Open.

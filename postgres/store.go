@@ -220,6 +220,10 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 // Append stores a post and updates asks in one transaction. Raising rooms.last_seq first locks
 // the room's row: every later statement runs with the appends of other processes to this room
 // either committed (and visible: READ COMMITTED takes a new snapshot per statement) or waiting.
+//
+// The appends of this process to one room waiting at the same moment share that transaction
+// and its commit (group.go), each in its own savepoint: one holder of the room's lock and one
+// WAL flush for all of them, instead of one after the other.
 func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, error) {
 	if a == nil || a.Message == nil {
 		return nil, fmt.Errorf("append: no message")
@@ -230,18 +234,23 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 	if a.Lapses != nil && a.Lapses.Room != "" && a.Lapses.Room != m.Room {
 		return nil, fmt.Errorf("append: lapses an ask of room %q in room %q", a.Lapses.Room, m.Room)
 	}
-
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
+	out, err := s.group(ctx, a, m)
+	switch {
+	case errors.Is(err, parley.ErrReplay):
+		return out, err
+	case err != nil:
+		return nil, err
 	}
-	defer tx.Rollback(context.Background())
+	return out, nil
+}
 
+// appendTx is Append inside its (shared) transaction, in a savepoint that the caller rolls
+// back to when it fails. It does not commit.
+func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message) (*parley.Message, error) {
 	seq, orig, err := lockAndCheck(ctx, tx, a, &m)
 	if err != nil {
 		return orig, err // orig with ErrReplay
 	}
-
 	notes, err := marshalNotes(m.Notes)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
@@ -299,10 +308,6 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 		return nil, fmt.Errorf("append: %w", err)
 	}
 
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("append: commit: %w", err)
-	}
-	s.watch.Publish(m.Room, seq) // this process's watchers need not wait for the notification
 	m.Seq = seq
 	if len(m.Notes) == 0 {
 		m.Notes = nil
@@ -318,6 +323,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (*parley.Message, 
 // run after the lock and see every append to the room that committed before it.
 func lockAndCheck(ctx context.Context, tx pgx.Tx, a *parley.Append, m *parley.Message) (seq int64, orig *parley.Message, err error) {
 	b := &pgx.Batch{}
+	b.Queue(`SAVEPOINT op`) // see group.go: in the same round trip
 	b.Queue(`UPDATE rooms SET last_seq = last_seq + 1 WHERE name = $1 RETURNING last_seq`, m.Room)
 	if m.IdempotencyKey != "" {
 		b.Queue(qByKey, m.Room, m.Seat, m.IdempotencyKey)
@@ -333,6 +339,9 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, a *parley.Append, m *parley.Me
 		}
 	}()
 
+	if _, err := br.Exec(); err != nil {
+		return 0, nil, fmt.Errorf("append: savepoint: %w", err)
+	}
 	err = br.QueryRow().Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil, roomNotFound(m.Room)
