@@ -99,14 +99,11 @@ func (s *Store) commitBatch(batch []*groupOp) {
 			close(o.done)
 		}
 	}()
+	// When the transaction fails as a whole, every answer computed in it fails with it: a
+	// replay or a duplicate found there may name a sibling's message that was never stored.
 	fail := func(err error) {
-		for _, o := range ok {
-			o.out, o.err = nil, err
-		}
 		for _, o := range batch {
-			if o.err == nil && o.out == nil {
-				o.err = err
-			}
+			o.out, o.err = nil, err
 		}
 	}
 	tx, err := s.pool.Begin(ctx)
