@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"Append", testAppend},
 		{"AppendErrors", testAppendErrors},
 		{"GaplessConcurrent", testGaplessConcurrent},
+		{"GaplessConcurrentRefusals", testGaplessConcurrentRefusals},
 		{"BodyBytesExact", testBodyBytesExact},
 		{"TimeRoundTrip", testTimeRoundTrip},
 		{"Idempotency", testIdempotency},
@@ -383,6 +384,82 @@ func testGaplessConcurrent(t *testing.T, s parley.Store) {
 				t.Fatalf("%s: message %d has seq %d", room, i, m.Seq)
 			}
 		}
+	}
+}
+
+// testGaplessConcurrentRefusals interleaves, under concurrency, appends that the store
+// refuses (replays of an Idempotency-Key, repeats of a body) with appends it stores: stores
+// that share a transaction between concurrent appends must undo a refused one alone, seq
+// included, and answer each with its own result.
+func testGaplessConcurrentRefusals(t *testing.T, s parley.Store) {
+	MustCreateRoom(t, s, "limiter")
+	const workers, groups = 8, 15
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		seqs []int64
+		errs []string
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seat := fmt.Sprintf("w%d", w)
+			add := func(body, key string) (*parley.Message, error) {
+				m := msg("limiter", seat, body)
+				m.IdempotencyKey = key
+				return s.Append(context.Background(), &parley.Append{Message: m, DedupLast: 500})
+			}
+			for g := range groups {
+				// A stored post with a key, then a replay of the key with another body.
+				key := fmt.Sprintf("k-%d-%d", w, g)
+				first, err := add(fmt.Sprintf("v1 note load to all n=1\nworker %d group %d keyed", w, g), key)
+				if err != nil {
+					fail("%s: keyed post: %v", seat, err)
+					return
+				}
+				again, err := add(fmt.Sprintf("v1 note load to all n=1\nworker %d group %d other", w, g), key)
+				if !errors.Is(err, parley.ErrReplay) || again == nil || again.Seq != first.Seq {
+					fail("%s: replay of #%d: %v, %v", seat, first.Seq, again, err)
+					return
+				}
+				// A stored post, then a repeat of its body.
+				body := fmt.Sprintf("v1 note load to all n=1\nworker %d group %d plain", w, g)
+				plain, err := add(body, "")
+				if err != nil {
+					fail("%s: post: %v", seat, err)
+					return
+				}
+				_, err = add(body, "")
+				var e *parley.Error
+				if parley.ErrorCode(err) != parley.ECONFLICT || errors.Is(err, parley.ErrReplay) || !errors.As(err, &e) || e.Fields["seq"] != plain.Seq {
+					fail("%s: repeat of #%d: %v", seat, plain.Seq, err)
+					return
+				}
+				mu.Lock()
+				seqs = append(seqs, first.Seq, plain.Seq)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d failures, first: %s", len(errs), errs[0])
+	}
+	n := workers * groups * 2
+	checkGapless(t, seqs, n)
+	wantLastSeq(t, s, "limiter", int64(n))
+	msgs, err := s.Messages(ctx(t), "limiter", 0, 0)
+	if err != nil {
+		t.Fatalf("Messages: %v", err)
+	}
+	if len(msgs) != n {
+		t.Fatalf("%d messages stored, want %d", len(msgs), n)
 	}
 }
 
