@@ -106,14 +106,11 @@ func (s *Store) commitBatch(batch []*txOp) {
 	}()
 	ctx := context.Background()
 	var ok []*txOp // writes that ran without error and wait for the commit
+	// When the transaction fails as a whole, every answer computed in it fails with it: a
+	// replay or a duplicate found there may name a sibling's message that was never stored.
 	fail := func(err error) {
-		for _, o := range ok {
-			o.err = err
-		}
 		for _, o := range batch {
-			if o.err == nil {
-				o.err = err
-			}
+			o.err = err
 		}
 	}
 	tx, err := s.write.BeginTx(ctx, nil)
