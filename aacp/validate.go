@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/spell"
 )
 
 // Options configure Validate.
@@ -187,39 +188,5 @@ func nearest(s string, names []string) string {
 	if len(s) < 3 || len(s) > 64 {
 		return "" // one- and two-letter keys are close to everything; long ones to nothing
 	}
-	best, bestD := "", 3
-	for _, n := range names {
-		d := editDistance(strings.ToLower(s), strings.ToLower(n))
-		if d < bestD && d <= max(1, len(n)/3) {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance: insertions, deletions,
-// substitutions and transpositions of neighbours (FTECH is one step from FETCH) each cost 1.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
+	return spell.Nearest(s, names)
 }

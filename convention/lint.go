@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parleyhq/parley/internal/spell"
 )
 
 // Lint returns warnings: what costs more tokens than it needs or risks a misreading, without
@@ -77,7 +79,7 @@ func (l *linter) header() {
 	hl := max(p.line, 1)
 	if h.Intent != "" && !slices.Contains(Intents, h.Intent) {
 		fix := ""
-		if near := nearest(h.Intent, Intents); near != "" && p.raw != "" {
+		if near := spell.Nearest(h.Intent, Intents); near != "" && p.raw != "" {
 			fix = replaceAt(p.raw, p.intent, h.Intent, near)
 		}
 		l.warn(hl, p.intent, "intent", "intent "+quote(h.Intent)+" is not one of "+strings.Join(Intents, ", ")+": readers may not know what it asks of them", fix)

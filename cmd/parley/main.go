@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/parleyhq/parley/internal/spell"
 )
 
 // env is what a subcommand may touch of the outside world; tests build their own.
@@ -160,29 +162,9 @@ func suggest(s string) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), n); d < bestD {
+		if d := spell.Distance(strings.ToLower(s), n); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
