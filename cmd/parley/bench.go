@@ -55,16 +55,20 @@ o200k_base and cl100k_base:
 
   - tokens per message and per fact, and thread totals, for prose, pretty JSON (the
     fixture's message.json as is), minified JSON, TOON (parley's encoder, from
-    message.json), the room convention and AACP v1.1;
+    message.json), the room convention, AACP v1.1 and a2c/1 (message.json as a one-record
+    session: kind message, from and to from the message, every other member in meta;
+    a2c's default options without a tokenizer; decoded back and compared exactly);
   - the grammar tax: the tokens every seat must hold to read a format (the convention text,
-    our AACP reader's card, a short TOON primer; nothing for prose and JSON), paid by the
-    R readers and the writer, and the message count after which the format's saving per
-    message against pretty JSON, over R readers, has paid for it;
+    our AACP reader's card, a short TOON primer, a2c's decode instructions; nothing for
+    prose and JSON), paid by the R readers and the writer, and the message count after
+    which the format's saving per message against pretty JSON, over R readers, has paid
+    for it;
   - the cost of single constructs: one instant as extended ISO, basic ISO and unix seconds;
     random and legible ids; an emoji key; common words; a git sha; a UUID.
 
 Files are counted whole, final newline included; minified JSON and TOON get one final
-newline like the files they are derived from.
+newline like the files they are derived from; an a2c/1 payload ends with one anyway. Under
+each tokens table a note compares a2c/1 with minified JSON.
 
 The study folder is --study when given, else ../shared/study when it exists, else the copy
 built into parley.`
@@ -166,7 +170,7 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 		names[i] = m.Name
 	}
 	fmt.Fprintf(&b, "# Format study\n\nstudy: %s; %d messages (%s), %d facts\n", where, len(st.Messages), strings.Join(names, ", "), st.Facts())
-	fmt.Fprint(&b, "Whole files are counted, final newline included; minified JSON and TOON are derived from\nmessage.json and end with one newline too.\n")
+	fmt.Fprint(&b, "Whole files are counted, final newline included; minified JSON, TOON and a2c/1 are derived\nfrom message.json and end with one newline too.\n")
 
 	encodings := encodingOrder(res)
 	baseTokens := map[string]int{}
@@ -211,6 +215,7 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 			t.Rows = append(t.Rows, row)
 		}
 		b.WriteString(t.Markdown())
+		b.WriteString(a2cNote(res, enc))
 	}
 
 	readers := plural(res.Readers, "reader", "readers")
@@ -298,4 +303,42 @@ func writeFormatsSVG(path string, res *bench.Results, formats []bench.Format) er
 		return err
 	}
 	return f.Close()
+}
+
+// a2cNote compares a2c/1 with minified JSON under one encoding, in a line under its table:
+// a codec that costs more than plain minified JSON on the study's messages must say so.
+// It is empty when either format is not in the results.
+func a2cNote(res *bench.Results, enc string) string {
+	var a2c, min, grammar int
+	found := 0
+	for _, th := range res.Threads {
+		if th.Encoding != enc {
+			continue
+		}
+		switch th.Format {
+		case "a2c":
+			a2c = th.Tokens
+			found++
+		case "json-min":
+			min = th.Tokens
+			found++
+		}
+	}
+	for _, g := range res.Grammar {
+		if g.Encoding == enc && g.Format == "a2c" {
+			grammar = g.GrammarTokens
+		}
+	}
+	if found != 2 {
+		return ""
+	}
+	head := fmt.Sprintf("\nNote: a2c/1 takes %d tokens for the thread, minified JSON %d (%+d)", a2c, min, a2c-min)
+	switch {
+	case a2c > min:
+		return fmt.Sprintf("%s: on these single small JSON objects\na2c is dearer than minified JSON even before its %d-token grammar.\n", head, grammar)
+	case a2c+grammar > min:
+		return fmt.Sprintf("%s; with its %d-token grammar held by a reader,\na2c costs more than minified JSON on these single small JSON objects.\n", head, grammar)
+	default:
+		return fmt.Sprintf("%s; it is cheaper than minified JSON even with\nits %d-token grammar.\n", head, grammar)
+	}
 }

@@ -64,8 +64,8 @@ func TestBenchFormatsJSON(t *testing.T) {
 	if res.Readers != 3 {
 		t.Errorf("readers %d, want 3", res.Readers)
 	}
-	// 3 messages × 6 formats × 2 encodings.
-	if len(res.Rows) != 36 || len(res.Threads) != 12 || len(res.Grammar) != 12 || len(res.Constructs) != 2*len(bench.Constructs()) {
+	// 3 messages × 7 formats × 2 encodings.
+	if len(res.Rows) != 42 || len(res.Threads) != 14 || len(res.Grammar) != 14 || len(res.Constructs) != 2*len(bench.Constructs()) {
 		t.Errorf("%d rows, %d threads, %d grammar rows, %d constructs", len(res.Rows), len(res.Threads), len(res.Grammar), len(res.Constructs))
 	}
 	// The study's own convention messages count exactly what it published.
@@ -85,12 +85,30 @@ func TestBenchFormatsJSON(t *testing.T) {
 	if found != 2 {
 		t.Errorf("found %d of the p2/p3 convention rows", found)
 	}
+	// a2c joins with a row for every message under both encodings; the command renders it
+	// only after decoding the payload and comparing it with message.json.
+	a2cRows := map[string]bool{}
+	for _, r := range res.Rows {
+		if r.Format == "a2c" && r.Tokens > 0 {
+			a2cRows[r.Message+"/"+r.Encoding] = true
+		}
+	}
+	for _, m := range []string{"p1", "p2", "p3"} {
+		for _, enc := range []string{"o200k_base", "cl100k_base"} {
+			if !a2cRows[m+"/"+enc] {
+				t.Errorf("no a2c row for %s under %s", m, enc)
+			}
+		}
+	}
 	for _, g := range res.Grammar {
 		if g.Tax != (res.Readers+1)*g.Grammar {
 			t.Errorf("%s/%s: tax %d for a %d-token grammar and %d readers", g.Format, g.Encoding, g.Tax, g.Grammar, res.Readers)
 		}
 		if g.Format == "convention" && (g.Grammar == 0 || g.BreakEven == nil) {
 			t.Errorf("convention grammar row %+v", g)
+		}
+		if g.Format == "a2c" && (g.Grammar == 0 || g.Grammar > 100) {
+			t.Errorf("a2c grammar row %+v: the decode instructions are short but not empty", g)
 		}
 	}
 }
@@ -107,6 +125,9 @@ func TestBenchFormatsText(t *testing.T) {
 		"## Grammar tax and break-even, 5 readers",
 		"## Construct costs",
 		"| convention     | 125 | 127 | 147 |    399 |",
+		"| a2c/1          | ",
+		"Note: a2c/1 takes ",
+		"a2c's decode instructions (bench.A2CGrammar)",
 		"| 2026-09-19T12:00:00Z ",
 		"the copy built into parley", // tests run in cmd/parley, where ../shared/study is absent
 	} {
@@ -140,9 +161,9 @@ func TestBenchFormatsSVG(t *testing.T) {
 			rects++
 		}
 	}
-	// A background, two legend swatches and 6 formats × 2 encodings bars.
-	if rects != 1+2+12 {
-		t.Errorf("%d rects in the chart, want 15", rects)
+	// A background, two legend swatches and 7 formats × 2 encodings bars.
+	if rects != 1+2+14 {
+		t.Errorf("%d rects in the chart, want 17", rects)
 	}
 	if !strings.Contains(string(data), `role="img"`) || !strings.Contains(errs, "wrote "+path) {
 		t.Errorf("chart lacks role=img or the command did not say it wrote it (stderr %q)", errs)
@@ -223,5 +244,29 @@ func TestBenchHelp(t *testing.T) {
 	code, out, _ = benchCLI(t, "bench", "formats", "--help")
 	if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "--readers") {
 		t.Errorf("bench formats --help: exit %d\n%s", code, out)
+	}
+}
+
+func TestA2CNote(t *testing.T) {
+	res := func(a2c, min, grammar int) *bench.Results {
+		return &bench.Results{
+			Threads: []bench.Thread{{Format: "json-min", Encoding: "e", Tokens: min}, {Format: "a2c", Encoding: "e", Tokens: a2c}},
+			Grammar: []bench.GrammarRow{{Format: "a2c", Encoding: "e", GrammarTokens: grammar}},
+		}
+	}
+	for _, tt := range []struct {
+		a2c, min, grammar int
+		want              string
+	}{
+		{583, 579, 33, "minified JSON 579 (+4): on these single small JSON objects\na2c is dearer than minified JSON even before its 33-token grammar."},
+		{581, 590, 34, "minified JSON 590 (-9); with its 34-token grammar held by a reader,\na2c costs more"},
+		{500, 590, 34, "it is cheaper than minified JSON even with\nits 34-token grammar."},
+	} {
+		if got := a2cNote(res(tt.a2c, tt.min, tt.grammar), "e"); !strings.Contains(got, tt.want) {
+			t.Errorf("note %q lacks %q", got, tt.want)
+		}
+	}
+	if got := a2cNote(res(1, 2, 3), "other"); got != "" {
+		t.Errorf("a note for an encoding without a2c: %q", got)
 	}
 }
