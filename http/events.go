@@ -26,7 +26,8 @@ const writeWait = 30 * time.Second
 // exception: SSE cannot carry a CR (it ends a line), so a body's CR and CRLF line endings
 // arrive as LF; a reader that needs those bytes exactly reads history. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
-// a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
+// a comment line every heartbeat while idle; at each heartbeat the token is checked again,
+// and the stream ends once it is revoked or rotated. Appends on this or (PostgreSQL) any other
 // instance wake it through RoomService.Watch.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
 	room := r.PathValue("room")
@@ -115,6 +116,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 				return nil
 			}
 		case <-tick.C:
+			// A revoked or rotated token must not keep a stream open: check it again at
+			// every heartbeat, so a revocation reaches open streams within one.
+			if _, err := s.authenticate(r); err != nil {
+				send([]byte(": the token is no longer valid\n\n"))
+				return nil
+			}
 			if !send([]byte(": ping\n\n")) {
 				return nil
 			}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -618,5 +619,47 @@ func TestCloseStreams(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream is still open after CloseStreams")
+	}
+}
+
+// TestEventsEndOnRevocation checks that an open stream does not outlive its token: the token
+// is checked again at each heartbeat.
+func TestEventsEndOnRevocation(t *testing.T) {
+	h := &history{}
+	h.add("#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact 1\n\n")
+	svc := authOnly()
+	h.install(svc)
+	var revoked atomic.Bool
+	auth := svc.AuthenticateFn
+	svc.AuthenticateFn = func(ctx context.Context, token string) (*parley.Caller, error) {
+		if token == "r.yu" && revoked.Load() {
+			return nil, parley.Errorf(parley.EUNAUTHORIZED, "revoked token")
+		}
+		return auth(ctx, token)
+	}
+	srv := httptest.NewServer(phttp.NewServer(svc, phttp.WithHeartbeat(50*time.Millisecond), phttp.WithLogger(slog.New(slog.DiscardHandler))))
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/rooms/r/events?after=0", nil)
+	req.Header.Set("Authorization", "Bearer r.yu")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(resp.Body)
+	if ev := <-events; ev.id != "1" {
+		t.Fatalf("first event = %+v", ev)
+	}
+	revoked.Store(true)
+	select {
+	case ev, ok := <-events:
+		if ok {
+			t.Fatalf("an event after revocation: %+v", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("the stream outlived its revoked token")
 	}
 }
