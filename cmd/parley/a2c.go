@@ -146,6 +146,22 @@ func loadDict(path string) (*a2c.Dictionary, error) {
 	return &a2c.Dictionary{Text: strings.TrimSuffix(string(b), "\n")}, nil
 }
 
+// codecOptions builds the default codec configuration of the encode, verify and benchmark
+// subcommands from their --encoding and --dict flags.
+func codecOptions(encName, dictPath string) (a2c.Options, *bpe.Encoding, error) {
+	enc, err := counterFor(encName)
+	if err != nil {
+		return a2c.Options{}, nil, err
+	}
+	dict, err := loadDict(dictPath)
+	if err != nil {
+		return a2c.Options{}, nil, err
+	}
+	opt := a2c.Default(enc)
+	opt.Dictionary = dict
+	return opt, enc, nil
+}
+
 func counterFor(name string) (*bpe.Encoding, error) {
 	if !knownEncoding(name) {
 		return nil, usageErrorf("unknown encoding %q: use %s", name, strings.Join(bpe.Names(), " or "))
@@ -238,11 +254,7 @@ func runA2CEncode(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	enc, err := counterFor(*encName)
-	if err != nil {
-		return err
-	}
-	dict, err := loadDict(*dictPath)
+	opt, _, err := codecOptions(*encName, *dictPath)
 	if err != nil {
 		return err
 	}
@@ -250,8 +262,6 @@ func runA2CEncode(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := a2c.Default(enc)
-	opt.Dictionary = dict
 	w := bufio.NewWriter(e.stdout)
 	for _, s := range in {
 		if err := ctx.Err(); err != nil {
@@ -325,11 +335,7 @@ func runA2CVerify(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	enc, err := counterFor(*encName)
-	if err != nil {
-		return err
-	}
-	dict, err := loadDict(*dictPath)
+	opt, _, err := codecOptions(*encName, *dictPath)
 	if err != nil {
 		return err
 	}
@@ -337,8 +343,6 @@ func runA2CVerify(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := a2c.Default(enc)
-	opt.Dictionary = dict
 	records, bad, badSessions := 0, 0, 0
 	for i := range ss {
 		if err := ctx.Err(); err != nil {
@@ -397,11 +401,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	enc, err := counterFor(*encName)
-	if err != nil {
-		return err
-	}
-	dict, err := loadDict(*dictPath)
+	opt, enc, err := codecOptions(*encName, *dictPath)
 	if err != nil {
 		return err
 	}
@@ -409,8 +409,6 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := a2c.Default(enc)
-	opt.Dictionary = dict
 	switch *dictCharge {
 	case "once":
 		opt.DictCharge = a2c.DictOnce
@@ -426,7 +424,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	var res *a2c.Result
-	if dict == nil && *folds >= 2 {
+	if opt.Dictionary == nil && *folds >= 2 {
 		if opt.DictCharge != a2c.DictOnce {
 			return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
 		}
