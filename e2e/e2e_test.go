@@ -8,39 +8,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley/internal/pgtest"
+	"github.com/parleyhq/parley/internal/servertest"
 )
 
-// binDir holds the parley binary, built once for the whole test run by parley(t).
-var (
-	binDir    string
-	buildOnce sync.Once
-	bin       string
-	buildErr  error
-)
+// bin is the parley binary under test, built once for the whole run by parley(t).
+var bin string
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 // parley builds the binary under test, once, and skips in -short mode: building it and
 // running servers takes seconds.
@@ -49,43 +35,8 @@ func parley(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped in -short mode")
 	}
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "parley-e2e-")
-		if buildErr != nil {
-			return
-		}
-		goCmd, err := exec.LookPath("go")
-		if err != nil {
-			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		bin = filepath.Join(binDir, "parley")
-		out, err := exec.Command(goCmd, "build", "-o", bin, "github.com/parleyhq/parley/cmd/parley").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building parley: %v", buildErr)
-	}
+	bin = servertest.Binary(t)
 	return bin
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // server is one running `parley serve` process.
@@ -94,22 +45,10 @@ type server struct {
 	url        string
 	adminToken string // printed by a first start without PARLEY_ADMIN_TOKEN
 	cmd        *exec.Cmd
-	stdout     *syncBuffer
-	stderr     *syncBuffer
+	stdout     *servertest.Buffer
+	stderr     *servertest.Buffer
 	done       chan error // receives the process's exit
 	exited     bool       // set once done has been received from
-}
-
-// cleanEnv is the test process's environment without any PARLEY_ variable, so that the
-// developer's own settings cannot leak into the servers and clients under test.
-func cleanEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PARLEY_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, extra...)
 }
 
 var listening = regexp.MustCompile(`^parley: listening on (http://127\.0\.0\.1:\d+)$`)
@@ -120,9 +59,9 @@ var adminExport = regexp.MustCompile(`export PARLEY_ADMIN_TOKEN=(\S+)`)
 func startServer(t *testing.T, name string, env []string, args ...string) *server {
 	t.Helper()
 	parley(t)
-	s := &server{name: name, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{name: name, stdout: &servertest.Buffer{}, stderr: &servertest.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "debug"}, args...)...)
-	s.cmd.Env = cleanEnv(env...)
+	s.cmd.Env = servertest.CleanEnv(env...)
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -149,7 +88,7 @@ func startServer(t *testing.T, name string, env []string, args ...string) *serve
 	t.Cleanup(func() {
 		s.stop(t)
 		if t.Failed() {
-			t.Logf("%s stdout:\n%s\n%s stderr (tail):\n%s", name, s.stdout, name, tail(s.stderr.String(), 60))
+			t.Logf("%s stdout:\n%s\n%s stderr (tail):\n%s", name, s.stdout, name, servertest.Tail(s.stderr.String(), 60))
 		}
 	})
 	select {
@@ -192,14 +131,6 @@ func (s *server) kill() {
 	_ = s.cmd.Process.Kill()
 	<-s.done
 	s.exited = true
-}
-
-func tail(s string, lines int) string {
-	parts := strings.Split(s, "\n")
-	if len(parts) > lines {
-		parts = parts[len(parts)-lines:]
-	}
-	return strings.Join(parts, "\n")
 }
 
 // response is an HTTP answer, read whole.
@@ -264,7 +195,7 @@ func (s *server) cli(t *testing.T, token, stdin string, args ...string) (string,
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = cleanEnv("PARLEY_URL="+s.url, "PARLEY_TOKEN="+token)
+	cmd.Env = servertest.CleanEnv("PARLEY_URL="+s.url, "PARLEY_TOKEN="+token)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -303,7 +234,7 @@ func gitRepo(t *testing.T) (dir, sha string) {
 	git := func(args ...string) string {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(cleanEnv(), "GIT_AUTHOR_NAME=builder", "GIT_AUTHOR_EMAIL=builder@example.com",
+		cmd.Env = append(servertest.CleanEnv(), "GIT_AUTHOR_NAME=builder", "GIT_AUTHOR_EMAIL=builder@example.com",
 			"GIT_COMMITTER_NAME=builder", "GIT_COMMITTER_EMAIL=builder@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley/internal/pgtest"
+	"github.com/parleyhq/parley/internal/servertest"
 )
 
 // TestSQLite runs the room suite against one server on a SQLite file, then restarts it on
@@ -405,8 +406,8 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	}
 	defer resp.Body.Close()
 	follower := exec.CommandContext(ctx, bin, "read", "team", "--follow", "--after", strconv.FormatInt(last, 10))
-	follower.Env = cleanEnv("PARLEY_URL="+c.at(0).url, "PARLEY_TOKEN="+yu)
-	followOut := &syncBuffer{}
+	follower.Env = servertest.CleanEnv("PARLEY_URL="+c.at(0).url, "PARLEY_TOKEN="+yu)
+	followOut := &servertest.Buffer{}
 	follower.Stdout, follower.Stderr = followOut, followOut
 	if err := follower.Start(); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func InProcess(tb testing.TB, opts InProcessOptions) *Server {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	s := &Server{Name: "in-process", URL: "http://" + ln.Addr().String(), Admin: admin, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &Server{Name: "in-process", URL: "http://" + ln.Addr().String(), Admin: admin, stdout: &Buffer{}, stderr: &Buffer{}}
 	stopped := false
 	s.stop = func() {
 		if stopped {

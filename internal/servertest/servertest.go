@@ -87,8 +87,8 @@ type Server struct {
 	Admin string // the admin token
 
 	cmd    *exec.Cmd // nil for an in-process server
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *Buffer
+	stderr *Buffer
 	done   chan error
 	stop   func() // in process: shuts down
 }
@@ -110,10 +110,10 @@ func Start(tb testing.TB, name string, opts Options) *Server {
 	if opts.Admin == "" {
 		opts.Admin = NewToken()
 	}
-	s := &Server{Name: name, Admin: opts.Admin, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &Server{Name: name, Admin: opts.Admin, stdout: &Buffer{}, stderr: &Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--db", opts.DB}, opts.Args...)
 	s.cmd = exec.Command(Binary(tb), args...)
-	s.cmd.Env = cleanEnv("PARLEY_ADMIN_TOKEN=" + opts.Admin)
+	s.cmd.Env = CleanEnv("PARLEY_ADMIN_TOKEN=" + opts.Admin)
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -137,7 +137,7 @@ func Start(tb testing.TB, name string, opts Options) *Server {
 	tb.Cleanup(func() {
 		s.Kill()
 		if tb.Failed() {
-			tb.Logf("%s stderr (tail):\n%s", name, tail(s.stderr.String(), 40))
+			tb.Logf("%s stderr (tail):\n%s", name, Tail(s.stderr.String(), 40))
 		}
 	})
 	select {
@@ -352,9 +352,9 @@ func ParseHistory(text string) ([]Entry, error) {
 	return out, nil
 }
 
-// cleanEnv is the environment without any PARLEY_ variable, so that a developer's own
+// CleanEnv is the environment without any PARLEY_ variable, so that a developer's own
 // settings cannot leak into the servers under test.
-func cleanEnv(extra ...string) []string {
+func CleanEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PARLEY_") {
@@ -364,24 +364,26 @@ func cleanEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-type syncBuffer struct {
+// Buffer collects a process's output while a test reads it; it is safe for concurrent use.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *Buffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-func tail(s string, lines int) string {
+// Tail returns the last lines of s, for logging a failed process's output.
+func Tail(s string, lines int) string {
 	parts := strings.Split(s, "\n")
 	if len(parts) > lines {
 		parts = parts[len(parts)-lines:]
