@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleyhq/parley/internal/pgtest"
 	"github.com/parleyhq/parley/internal/servertest"
 )
 
@@ -36,13 +37,32 @@ func conv(lines ...string) []byte {
 	return []byte(fmt.Sprintf("v1 note hostile to all n=%d\n%s\n", len(lines), strings.Join(lines, "\n")))
 }
 
-// TestHostileInput sends each request of the table to the real room service over real SQLite
-// (in process, so that the read timeout can be a second) and checks that it gets its precise
-// refusal, that nothing is stored unless the table says so, and that the server still serves
-// a good post afterwards.
+// hostileEnv is what a set of hostile cases may use: the server, room h (seats a, b and the
+// revoked gone, with a generous policy), room other (seat x), every token by name, and a
+// file that must never come to exist.
+type hostileEnv struct {
+	srv    *servertest.Server
+	store  string // "sqlite" or "postgres"
+	tokens map[string]string
+	canary string
+}
+
+// caseSets lists the functions that make the hostile cases; a file of this package adds its
+// own set with an init func, so that each class of attack lives beside its helpers.
+var caseSets = []func(env *hostileEnv) []hostile{baseCases}
+
+// TestHostileInput sends each request of the tables to the real room service over real SQLite
+// and over real PostgreSQL (in process, so that the read timeout can be a second) and checks
+// that it gets its precise refusal, that nothing is stored unless the table says so, and that
+// the server still serves a good post afterwards.
 func TestHostileInput(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { hostileSuite(t, "sqlite", "") })
+	t.Run("postgres", func(t *testing.T) { hostileSuite(t, "postgres", pgtest.DSN(t)) })
+}
+
+func hostileSuite(t *testing.T, store, dsn string) {
 	repo, canary := gitRepoWithCanary(t)
-	srv := servertest.InProcess(t, servertest.InProcessOptions{ReadTimeout: time.Second, GitRepo: repo})
+	srv := servertest.InProcess(t, servertest.InProcessOptions{ReadTimeout: time.Second, GitRepo: repo, PostgresDSN: dsn})
 	policy := servertest.Generous()
 	srv.CreateRoom(t, "h", policy)
 	srv.CreateRoom(t, "other", nil)
@@ -54,7 +74,133 @@ func TestHostileInput(t *testing.T) {
 	if r := srv.Call(t, "DELETE", "/v1/rooms/h/seats/gone", srv.Admin, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("revoke: %s", r)
 	}
+	env := &hostileEnv{srv: srv, store: store, tokens: tokens, canary: canary}
+	var cases []hostile
+	for _, set := range caseSets {
+		cases = append(cases, set(env)...)
+	}
+	post := "/v1/rooms/h/messages"
+	snapshot := func() string {
+		var b strings.Builder
+		b.WriteString(srv.History(t, "h", srv.Admin))
+		b.Write(srv.Call(t, "GET", "/v1/rooms", srv.Admin, nil).Body)
+		b.Write(srv.Call(t, "GET", "/v1/rooms/h/seats", srv.Admin, nil).Body)
+		return b.String()
+	}
+	good := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := srv.History(t, "h", srv.Admin)
+			state := snapshot()
+			auth := tokens[tc.as]
+			header := tc.header
+			if strings.HasPrefix(tc.as, "Bearer ") || strings.HasPrefix(tc.as, "Basic ") {
+				auth, header = "", append([]string{"Authorization", tc.as}, header...)
+			}
+			r := srv.Call(t, tc.method, tc.path, auth, tc.body, header...)
+			checkAnswer(t, r, tc.status, tc.code, tc.phrase)
+			if tc.stored {
+				after := srv.History(t, "h", srv.Admin)
+				if !strings.HasPrefix(after, before) {
+					t.Fatalf("history changed before its end")
+				}
+				entries, err := servertest.ParseHistory(after[len(before):])
+				if err != nil || len(entries) != 1 {
+					t.Fatalf("want one new message, got %d (%v):\n%s", len(entries), err, after[len(before):])
+				}
+				tc.check(t, entries[0])
+			} else if got := snapshot(); got != state {
+				t.Errorf("the refused request changed the server's state:\nbefore:\n%s\nafter:\n%s", state, got)
+			}
+			good++
+			if r := srv.Call(t, "POST", post, tokens["b"], conv(fmt.Sprintf("fact still serving %d", good))); r.Status != http.StatusCreated {
+				t.Errorf("a good post after it: %s", r)
+			}
+		})
+	}
 
+	t.Run("slow body", func(t *testing.T) {
+		r, elapsed := slowPost(t, srv, tokens["a"])
+		checkAnswer(t, r, 400, "invalid", "reading the request body")
+		if elapsed > 5*time.Second {
+			t.Errorf("the server waited %v for the rest of the body; its read timeout is 1s", elapsed)
+		}
+		if r := srv.Call(t, "POST", post, tokens["b"], conv("fact still serving after a slow client")); r.Status != http.StatusCreated {
+			t.Errorf("a good post after it: %s", r)
+		}
+	})
+
+	if _, err := os.Stat(env.canary); err == nil {
+		t.Errorf("%s exists: evidence text reached a shell", canary)
+	}
+}
+
+func checkAnswer(t *testing.T, r servertest.Response, status int, code, phrase string) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r)
+	}
+	if status >= 300 && r.Header.Get("Content-Type") == "application/json" {
+		e := r.Err()
+		if e.Error.Code != code {
+			t.Errorf("error code %q, want %q: %s", e.Error.Code, code, r)
+		}
+		if !strings.Contains(e.Error.Message, phrase) {
+			t.Errorf("message %q lacks %q", e.Error.Message, phrase)
+		}
+		return
+	}
+	if code != "" {
+		t.Errorf("want a JSON error %q, got %s: %s", code, r.Header.Get("Content-Type"), r)
+	}
+	if status >= 300 && !strings.Contains(string(r.Body), phrase) {
+		t.Errorf("answer lacks %q: %s", phrase, r)
+	}
+}
+
+// slowPost announces a 100-byte body, sends 10 bytes and then nothing, as a slow-loris
+// client does, and returns the server's answer and how long it took to come.
+func slowPost(t *testing.T, srv *servertest.Server, token string) (servertest.Response, time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	fmt.Fprintf(conn, "POST /v1/rooms/h/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\nv1 note h", token)
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a slow body: %v", err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return servertest.Response{Status: resp.StatusCode, Header: resp.Header, Body: b.Bytes()}, time.Since(start)
+}
+
+// gitRepoWithCanary makes a git repository for commit evidence, and names a file that a shell
+// would create if evidence text ever reached one.
+func gitRepoWithCanary(t *testing.T) (repo, canary string) {
+	dir := t.TempDir()
+	canary = filepath.Join(dir, "pwned")
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", canary // commit evidence stays unverified; the checks still hold
+	}
+	repo = filepath.Join(dir, "repo")
+	cmd := exec.Command("git", "init", "-q", repo)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return repo, canary
+}
+
+// baseCases are the first round's hostile requests: size, characters, structure, identity,
+// names, evidence, secrets and framing.
+func baseCases(env *hostileEnv) []hostile {
+	srv, tokens, canary := env.srv, env.tokens, env.canary
+	post := "/v1/rooms/h/messages"
 	tenThousand := "v1 note hostile to all n=9999\n" + strings.Repeat("f\n", 10000)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n-----END RSA PRIVATE KEY-----"
 	noteHas := func(want string) func(t *testing.T, e servertest.Entry) {
@@ -64,8 +210,7 @@ func TestHostileInput(t *testing.T) {
 			}
 		}
 	}
-	post := "/v1/rooms/h/messages"
-	cases := []hostile{
+	return []hostile{
 		// Size.
 		{name: "body over the HTTP cap", method: "POST", path: post, as: "a", body: bytes.Repeat([]byte("a"), 2<<20),
 			status: 413, code: "too_large", phrase: "the request body is over"},
@@ -194,118 +339,4 @@ func TestHostileInput(t *testing.T) {
 			status: 431, phrase: "Request Header Fields Too Large"},
 	}
 
-	snapshot := func() string {
-		var b strings.Builder
-		b.WriteString(srv.History(t, "h", srv.Admin))
-		b.Write(srv.Call(t, "GET", "/v1/rooms", srv.Admin, nil).Body)
-		b.Write(srv.Call(t, "GET", "/v1/rooms/h/seats", srv.Admin, nil).Body)
-		return b.String()
-	}
-	good := 0
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := srv.History(t, "h", srv.Admin)
-			state := snapshot()
-			auth := tokens[tc.as]
-			header := tc.header
-			if strings.HasPrefix(tc.as, "Bearer ") || strings.HasPrefix(tc.as, "Basic ") {
-				auth, header = "", append([]string{"Authorization", tc.as}, header...)
-			}
-			r := srv.Call(t, tc.method, tc.path, auth, tc.body, header...)
-			checkAnswer(t, r, tc.status, tc.code, tc.phrase)
-			if tc.stored {
-				after := srv.History(t, "h", srv.Admin)
-				if !strings.HasPrefix(after, before) {
-					t.Fatalf("history changed before its end")
-				}
-				entries, err := servertest.ParseHistory(after[len(before):])
-				if err != nil || len(entries) != 1 {
-					t.Fatalf("want one new message, got %d (%v):\n%s", len(entries), err, after[len(before):])
-				}
-				tc.check(t, entries[0])
-			} else if got := snapshot(); got != state {
-				t.Errorf("the refused request changed the server's state:\nbefore:\n%s\nafter:\n%s", state, got)
-			}
-			good++
-			if r := srv.Call(t, "POST", post, tokens["b"], conv(fmt.Sprintf("fact still serving %d", good))); r.Status != http.StatusCreated {
-				t.Errorf("a good post after it: %s", r)
-			}
-		})
-	}
-
-	t.Run("slow body", func(t *testing.T) {
-		r, elapsed := slowPost(t, srv, tokens["a"])
-		checkAnswer(t, r, 400, "invalid", "reading the request body")
-		if elapsed > 5*time.Second {
-			t.Errorf("the server waited %v for the rest of the body; its read timeout is 1s", elapsed)
-		}
-		if r := srv.Call(t, "POST", post, tokens["b"], conv("fact still serving after a slow client")); r.Status != http.StatusCreated {
-			t.Errorf("a good post after it: %s", r)
-		}
-	})
-
-	if _, err := os.Stat(canary); err == nil {
-		t.Errorf("%s exists: evidence text reached a shell", canary)
-	}
-}
-
-func checkAnswer(t *testing.T, r servertest.Response, status int, code, phrase string) {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r)
-	}
-	if status >= 300 && r.Header.Get("Content-Type") == "application/json" {
-		e := r.Err()
-		if e.Error.Code != code {
-			t.Errorf("error code %q, want %q: %s", e.Error.Code, code, r)
-		}
-		if !strings.Contains(e.Error.Message, phrase) {
-			t.Errorf("message %q lacks %q", e.Error.Message, phrase)
-		}
-		return
-	}
-	if code != "" {
-		t.Errorf("want a JSON error %q, got %s: %s", code, r.Header.Get("Content-Type"), r)
-	}
-	if status >= 300 && !strings.Contains(string(r.Body), phrase) {
-		t.Errorf("answer lacks %q: %s", phrase, r)
-	}
-}
-
-// slowPost announces a 100-byte body, sends 10 bytes and then nothing, as a slow-loris
-// client does, and returns the server's answer and how long it took to come.
-func slowPost(t *testing.T, srv *servertest.Server, token string) (servertest.Response, time.Duration) {
-	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start := time.Now()
-	fmt.Fprintf(conn, "POST /v1/rooms/h/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\nv1 note h", token)
-	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("no answer to a slow body: %v", err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	b.ReadFrom(resp.Body)
-	return servertest.Response{Status: resp.StatusCode, Header: resp.Header, Body: b.Bytes()}, time.Since(start)
-}
-
-// gitRepoWithCanary makes a git repository for commit evidence, and names a file that a shell
-// would create if evidence text ever reached one.
-func gitRepoWithCanary(t *testing.T) (repo, canary string) {
-	dir := t.TempDir()
-	canary = filepath.Join(dir, "pwned")
-	if _, err := exec.LookPath("git"); err != nil {
-		return "", canary // commit evidence stays unverified; the checks still hold
-	}
-	repo = filepath.Join(dir, "repo")
-	cmd := exec.Command("git", "init", "-q", repo)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	return repo, canary
 }

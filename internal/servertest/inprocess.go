@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/postgres"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -19,12 +21,13 @@ import (
 // InProcessOptions configure InProcess.
 type InProcessOptions struct {
 	DBPath      string        // SQLite file; "" = a new one in tb.TempDir()
+	PostgresDSN string        // when set, the store is PostgreSQL at this DSN instead of SQLite
 	GitRepo     string        // for `ev commit` checks
 	ReadTimeout time.Duration // 0 = the server's own; a test of slow clients shortens it
 	Logger      *slog.Logger  // nil = discard
 }
 
-// InProcess serves the real room service over a real SQLite file with the same handler and
+// InProcess serves the real room service over a real SQLite file (or PostgreSQL database) with the same handler and
 // http.Server limits as `parley serve`, on 127.0.0.1:0 in this process. It differs from the
 // binary only where the options say so, which is what lets a test wait out a read timeout in
 // a second instead of a minute.
@@ -37,7 +40,13 @@ func InProcess(tb testing.TB, opts InProcessOptions) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	store, err := sqlite.Open(context.Background(), opts.DBPath)
+	var store parley.Store
+	var err error
+	if opts.PostgresDSN != "" {
+		store, err = postgres.Open(context.Background(), opts.PostgresDSN)
+	} else {
+		store, err = sqlite.Open(context.Background(), opts.DBPath)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
