@@ -52,6 +52,7 @@ var statusOf = map[string]int{
 	parley.ECONFLICT:     http.StatusConflict,
 	parley.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	parley.ERATELIMIT:    http.StatusTooManyRequests,
+	parley.ESTORAGEFULL:  http.StatusInsufficientStorage,
 	parley.EINTERNAL:     http.StatusInternalServerError,
 }
 

@@ -167,6 +167,10 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if code := parley.ErrorCode(err); code != parley.EINTERNAL {
 		return err
 	}
+	if d, ok := s.store.(parley.StorageFullDetector); ok && d.StorageFull(err) {
+		s.log.ErrorContext(ctx, "room: "+op+": storage full", "err", err)
+		return parley.StorageFull()
+	}
 	s.log.ErrorContext(ctx, "room: "+op, "err", err)
 	return fmt.Errorf("%s: %w", op, err)
 }
