@@ -101,7 +101,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
-	rs, err := room.New(store, room.Config{AdminToken: admin.token, GitRepo: *gitRepo, Logger: log})
+	rs, err := room.New(store, room.Config{AdminToken: admin.token, AdminHash: admin.hash, GitRepo: *gitRepo, Logger: log})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
