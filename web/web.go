@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/redact"
 )
 
 //go:embed templates/*.html
@@ -358,7 +359,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, u *user, err erro
 		if r.Context().Err() != nil {
 			return
 		}
-		h.log.Error("web: request failed", "path", r.URL.Path, "err", err)
+		h.log.Error("web: request failed", "path", redact.Path(r.URL.Path), "err", err)
 	}
 	status, ok := statusOf[code]
 	if !ok {
