@@ -187,7 +187,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("handler panic", "method", r.Method, "path", redact.Path(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("handler panic", "method", r.Method, "path", redact.Path(r.URL.Path), "panic", redact.String(fmt.Sprint(v)), "stack", string(debug.Stack()))
 			if !rec.wroteHeader {
 				s.writeError(rec, r, fmt.Errorf("panic: %v", v))
 			}
@@ -345,7 +345,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	body := errorBody{Code: code, Message: "internal error"}
 	var pe *parley.Error
 	if code == parley.EINTERNAL {
-		s.log.Error("internal error", "method", r.Method, "path", redact.Path(r.URL.Path), "err", err)
+		s.log.Error("internal error", "method", r.Method, "path", redact.Path(r.URL.Path), "err", redact.String(err.Error()))
 	} else if errors.As(err, &pe) {
 		body.Message, body.Hint = pe.Message, pe.Hint
 		for k, v := range pe.Fields {

@@ -393,7 +393,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, u *user, err erro
 		if r.Context().Err() != nil {
 			return
 		}
-		h.log.Error("web: request failed", "path", redact.Path(r.URL.Path), "err", err)
+		h.log.Error("web: request failed", "path", redact.Path(r.URL.Path), "err", redact.String(err.Error()))
 	}
 	status, ok := statusOf[code]
 	if !ok {
