@@ -18,10 +18,16 @@ import (
 // invisible characters or spelt in fullwidth letters is still a token. The regexp rules run
 // on that folded text too, and each finding is reported at its place in the body as posted.
 
-// maxTokenChecks bounds the store look-ups of one post: each distinct string of a seat
+// maxTokenChecks bounds the store look-ups of one post (with maxWrappedChecks: at most 80): each distinct string of a seat
 // token's shape costs one SeatByToken. A body with more of them than this is refused
 // without looking them up: no message needs that many strings that look like credentials.
-const maxTokenChecks = 64
+// maxWrappedChecks bounds the look-ups of the second pass, which joins the body's lines and
+// words to find a token wrapped or spaced apart; that pass never refuses for the count,
+// since a list of short pk_… names joins into many candidates.
+const (
+	maxTokenChecks   = 64
+	maxWrappedChecks = 16
+)
 
 // Kinds of the findings of the own-token check; both name no value.
 const (
@@ -38,16 +44,21 @@ func hidden(r rune) bool {
 		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
 
-// foldRune returns what r reads as in the folded text, and false when it is dropped.
-func foldRune(r rune) (rune, bool) {
+// foldRune returns what r reads as in the folded text, and false when it is dropped; join
+// drops white space too.
+func foldRune(r rune, join bool) (rune, bool) {
 	if r >= 0xFF01 && r <= 0xFF5E { // fullwidth ASCII
 		return r - 0xFEE0, true
+	}
+	if join && unicode.IsSpace(r) {
+		return r, false
 	}
 	return r, !hidden(r)
 }
 
-// foldBody returns body as the scan reads it; an ASCII body is returned as it is.
-func foldBody(body string) string {
+// foldBody returns body as the scan reads it; an ASCII body is returned as it is unless
+// join asks for its white space to go.
+func foldBody(body string, join bool) string {
 	ascii := true
 	for i := 0; i < len(body); i++ {
 		if body[i] >= utf8.RuneSelf {
@@ -55,25 +66,25 @@ func foldBody(body string) string {
 			break
 		}
 	}
-	if ascii {
+	if ascii && !join {
 		return body
 	}
 	var b strings.Builder
 	b.Grow(len(body))
 	for _, r := range body {
-		if f, ok := foldRune(r); ok {
+		if f, ok := foldRune(r, join); ok {
 			b.WriteRune(f)
 		}
 	}
 	return b.String()
 }
 
-// bodyOffset maps a byte offset in foldBody(body) back to the offset in body of the
+// bodyOffset maps a byte offset in foldBody(body, join) back to the offset in body of the
 // character that produced it.
-func bodyOffset(body string, folded int) int {
+func bodyOffset(body string, folded int, join bool) int {
 	n := 0
 	for i, r := range body {
-		f, ok := foldRune(r)
+		f, ok := foldRune(r, join)
 		if !ok {
 			continue
 		}
@@ -114,64 +125,106 @@ func tokenCandidates(s string) []int {
 	}
 }
 
-// ownToken returns the kind and offset in folded of the first of this server's own tokens
-// that stands before limit (limit < 0: anywhere): seat tokens, which the store keeps only as
-// hashes, and an admin token of the same shape known only by its hash.
-func (s *Service) ownToken(ctx context.Context, folded string, limit int) (string, int, error) {
-	offs := tokenCandidates(folded)
-	seen := map[string]bool{}
-	checked := 0
+// tokenCheck looks strings of a token's shape up, each distinct one once, within a budget.
+type tokenCheck struct {
+	s    *Service
+	seen map[string]bool
+	left int
+}
+
+// first returns the kind and offset in text of the first of this server's own tokens among
+// the candidates at offs: seat tokens, which the store keeps only as hashes, and an admin
+// token of the same shape known only by its hash. over reports that the budget ran out first.
+func (c *tokenCheck) first(ctx context.Context, text string, offs []int) (kind string, off int, over bool, err error) {
+	s := c.s
 	for _, off := range offs {
-		if limit >= 0 && off > limit {
-			break
-		}
-		cand := folded[off : off+len(TokenPrefix)+tokenBodyLen]
-		if seen[cand] {
+		cand := text[off : off+len(TokenPrefix)+tokenBodyLen]
+		if c.seen[cand] {
 			continue
 		}
-		seen[cand] = true
-		if checked++; checked > maxTokenChecks {
-			return kindManyTokenShape, offs[0], nil
+		if c.left == 0 {
+			return "", -1, true, nil
 		}
+		c.seen[cand] = true
+		c.left--
 		h := sha256.Sum256([]byte(cand))
 		if s.hasAdmin && subtle.ConstantTimeCompare(h[:], s.admin[:]) == 1 {
-			return kindOwnAdminToken, off, nil
+			return kindOwnAdminToken, off, false, nil
 		}
 		seat, err := s.store.SeatByToken(ctx, h[:])
 		switch {
 		case parley.ErrorCode(err) == parley.ENOTFOUND:
 			continue
 		case err != nil:
-			return "", -1, s.internal(ctx, "secret scan: seat by token", err)
+			return "", -1, false, s.internal(ctx, "secret scan: seat by token", err)
 		}
 		if subtle.ConstantTimeCompare(seat.TokenHash, h[:]) == 1 {
-			return kindOwnSeatToken, off, nil
+			return kindOwnSeatToken, off, false, nil
 		}
 	}
-	return "", -1, nil
+	return "", -1, false, nil
 }
 
-// checkSecrets refuses a body that carries a credential or one of this server's own tokens,
-// glued to other characters, split by invisible ones or spelt in fullwidth letters. The
-// refusal names the kind and the place, never the value.
+// checkSecrets refuses a body that carries a credential or one of this server's own tokens:
+// glued to other characters, split by invisible ones, spelt in fullwidth letters, or wrapped
+// across lines or spaces. The refusal names the kind and the place, never the value.
 func (s *Service) checkSecrets(ctx context.Context, body, format string) error {
-	folded := foldBody(body)
-	kind, off := firstSecret(folded, s.adminTok)
-	if strings.Contains(folded, TokenPrefix) {
-		k, o, err := s.ownToken(ctx, folded, off)
-		if err != nil {
-			return err
-		}
+	folded := foldBody(body, false)
+	kind, foff := firstSecret(folded, s.adminTok)
+	off := foff
+	if off >= 0 && folded != body {
+		off = bodyOffset(body, off, false)
+	}
+	consider := func(k string, o int) {
 		// At the same place, the own token is the more precise name.
 		if o >= 0 && (off < 0 || o <= off) {
 			kind, off = k, o
 		}
 	}
+	if strings.Contains(folded, TokenPrefix) {
+		c := &tokenCheck{s: s, seen: map[string]bool{}, left: maxTokenChecks}
+		offs := tokenCandidates(folded)
+		if foff >= 0 {
+			// Only a token at or before the first finding can change the refusal.
+			for n, o := range offs {
+				if o > foff {
+					offs = offs[:n]
+					break
+				}
+			}
+		}
+		k, o, over, err := c.first(ctx, folded, offs)
+		switch {
+		case err != nil:
+			return err
+		case over:
+			k, o = kindManyTokenShape, offs[0]
+		}
+		if o >= 0 {
+			consider(k, bodyOffset(body, o, false))
+		} else if off < 0 {
+			// A token wrapped across lines or spaced apart: the same look-ups on the body
+			// with its white space gone, for the candidates not already looked up.
+			joined := foldBody(body, true)
+			c.left = maxWrappedChecks
+			k, o, _, err := c.first(ctx, joined, tokenCandidates(joined))
+			if err != nil {
+				return err
+			}
+			if o >= 0 {
+				consider(k, bodyOffset(body, o, true))
+			}
+		}
+	}
+	// The plain admin token wrapped or spaced apart; its first or last four characters
+	// stay together unless it was cut into bits, which saves joining every body.
+	if a := s.adminTok; off < 0 && len(a) >= 12 && (strings.Contains(folded, a[:4]) || strings.Contains(folded, a[len(a)-4:])) {
+		if i := strings.Index(foldBody(body, true), a); i >= 0 {
+			consider(kindOwnAdminToken, bodyOffset(body, i, true))
+		}
+	}
 	if off < 0 {
 		return nil
-	}
-	if folded != body {
-		off = bodyOffset(body, off)
 	}
 	line, col := position(body, off)
 	return secretError(secretFinding{kind: kind, line: line, col: col}, format)

@@ -63,6 +63,9 @@ func TestOwnTokensDisguised(t *testing.T) {
 		"inside another word":    "abc" + tok + "def",
 		"after a format char":    "\u200b" + tok,
 		"two tokens, second own": "pk_" + strings.Repeat("Q", 43) + "x" + tok,
+		"spaced apart":           tok[:8] + " " + tok[8:16] + " " + tok[16:30] + "  " + tok[30:],
+		"split by a tab":         tok[:25] + "\t" + tok[25:],
+		"ideographic space":      tok[:12] + "\u3000" + tok[12:],
 	}
 	for name, hidden := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -108,6 +111,18 @@ func TestForeignTokenShapeGluedPasses(t *testing.T) {
 	f := MustFixture(t, "")
 	f.MustRoom("r", nil, "a", "b")
 	f.MustPost("r/a", "v1 note t to all n=1\nfact id x"+"pk_"+strings.Repeat("Zq", 21)+"Z"+"y is a fixture\n")
+}
+
+// TestManyShortNamesPass: a list of many short pk_… names, which joins into many strings of
+// a token's shape once white space is dropped, is not refused for their number.
+func TestManyShortNamesPass(t *testing.T) {
+	f := MustFixture(t, "")
+	f.MustRoom("r", nil, "a", "b")
+	var lines []string
+	for i := range 80 {
+		lines = append(lines, fmt.Sprintf("fact pk_table_%02d_primary_key", i))
+	}
+	f.MustPost("r/a", fmt.Sprintf("v1 note schema to all n=%d\n%s\n", len(lines), strings.Join(lines, "\n")))
 }
 
 // countingStore counts the store's token look-ups.
