@@ -18,12 +18,12 @@ import (
 // invisible characters or spelt in fullwidth letters is still a token. The regexp rules run
 // on that folded text too, and each finding is reported at its place in the body as posted.
 
-// maxTokenChecks bounds the store look-ups of one post (with maxWrappedChecks: at most 80): each distinct string of a seat
+// maxTokenChecks bounds the store look-ups of one post: each distinct string of a seat
 // token's shape costs one SeatByToken. A body with more of them than this is refused
 // without looking them up: no message needs that many strings that look like credentials.
 // maxWrappedChecks bounds the look-ups of the second pass, which joins the body's lines and
 // words to find a token wrapped or spaced apart; that pass never refuses for the count,
-// since a list of short pk_… names joins into many candidates.
+// since a list of short pk_… names joins into many candidates. A post costs at most 80.
 const (
 	maxTokenChecks   = 64
 	maxWrappedChecks = 16
