@@ -15,6 +15,7 @@ const (
 	ECONFLICT     = "conflict"     // already exists, or a repeated message (409)
 	ETOOLARGE     = "too_large"    // body over the room's size cap (413)
 	ERATELIMIT    = "rate_limited" // over a rate cap (429)
+	ESTORAGEFULL  = "storage_full" // the server's disk is full; nothing was stored (507)
 	EINTERNAL     = "internal"     // our fault; the detail is logged, never shown
 )
 
@@ -54,6 +55,21 @@ func (e *Error) With(key string, value any) *Error {
 	}
 	e.Fields[key] = value
 	return e
+}
+
+// StorageFullHint is what every edge tells a caller whose request met a full disk.
+const StorageFullHint = "the server's disk is full; nothing was stored; try again once its operator has freed space"
+
+// StorageFull is the error of a request that the store could not carry out because its disk
+// (or database) is full. The cause is for the log; the caller learns only what happened.
+func StorageFull() *Error {
+	return &Error{Code: ESTORAGEFULL, Message: "the server could not store anything: its storage is full", Hint: StorageFullHint}
+}
+
+// StorageFullDetector is implemented by stores that can tell a full disk from their driver's
+// errors (SQLite's SQLITE_FULL, PostgreSQL's SQLSTATE 53100).
+type StorageFullDetector interface {
+	StorageFull(err error) bool
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for any other

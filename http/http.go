@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/redact"
 )
 
 // Body caps. A message's own cap comes from its room's policy and is checked by the service;
@@ -52,6 +53,7 @@ var statusOf = map[string]int{
 	parley.ECONFLICT:     http.StatusConflict,
 	parley.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	parley.ERATELIMIT:    http.StatusTooManyRequests,
+	parley.ESTORAGEFULL:  http.StatusInsufficientStorage,
 	parley.EINTERNAL:     http.StatusInternalServerError,
 }
 
@@ -173,6 +175,8 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // ServeHTTP logs the request, counts it, and recovers a panicking handler into a JSON 500.
+// The log never holds a credential: query values named like one (token, access_token, auth,
+// key…) and any path segment or value of a token's shape are logged as REDACTED.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
@@ -183,7 +187,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			s.log.Error("handler panic", "method", r.Method, "path", redact.Path(r.URL.Path), "panic", redact.String(fmt.Sprint(v)), "stack", string(debug.Stack()))
 			if !rec.wroteHeader {
 				s.writeError(rec, r, fmt.Errorf("panic: %v", v))
 			}
@@ -204,14 +208,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", redact.Path(r.URL.Path)),
 			slog.Int("status", status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", d),
 			slog.String("remote", r.RemoteAddr),
 		}
 		if r.URL.RawQuery != "" {
-			attrs = append(attrs, slog.String("query", r.URL.RawQuery))
+			attrs = append(attrs, slog.String("query", redact.Query(r.URL.RawQuery)))
 		}
 		if info.seat != "" {
 			attrs = append(attrs, slog.String("seat", info.seat))
@@ -341,7 +345,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	body := errorBody{Code: code, Message: "internal error"}
 	var pe *parley.Error
 	if code == parley.EINTERNAL {
-		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("internal error", "method", r.Method, "path", redact.Path(r.URL.Path), "err", redact.String(err.Error()))
 	} else if errors.As(err, &pe) {
 		body.Message, body.Hint = pe.Message, pe.Hint
 		for k, v := range pe.Fields {

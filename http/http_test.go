@@ -125,6 +125,7 @@ func TestPostErrors(t *testing.T) {
 		{"forbidden", parley.Errorf(parley.EFORBIDDEN, "not your room"), 403, "forbidden", "not your room", "", ""},
 		{"not found", parley.Errorf(parley.ENOTFOUND, "no room x"), 404, "not_found", "no room x", "", ""},
 		{"unauthorized", parley.Errorf(parley.EUNAUTHORIZED, "revoked"), 401, "unauthorized", "revoked", "", ""},
+		{"storage full", parley.StorageFull(), 507, "storage_full", parley.StorageFull().Message, "", ""},
 		{"internal", fmt.Errorf("disk on fire at /var/secret"), 500, "internal", "internal error", "", ""},
 		{"internal code", parley.Errorf(parley.EINTERNAL, "sql: detail that must stay in the log"), 500, "internal", "internal error", "", ""},
 	}

@@ -128,6 +128,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			unauthorized(w, msg, hint)
 			return
 		}
+		if parley.ErrorCode(err) == parley.ESTORAGEFULL {
+			http.Error(w, "storage_full: "+parley.ErrorMessage(err)+" ("+hintOf(err)+")", http.StatusInsufficientStorage)
+			return
+		}
 		h.logger.Error("mcp: authenticate", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

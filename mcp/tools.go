@@ -143,6 +143,9 @@ func (t *tools) toolError(tool string, err error) (*sdk.CallToolResult, any, err
 		if s, ok := e.Fields["retry_after"]; ok {
 			fmt.Fprintf(&b, "retry after %vs\n", s)
 		}
+	case parley.ESTORAGEFULL:
+		// The code and hint say it all; the call itself was fine and may be repeated as is.
+		b.WriteString("retry: the same call, unchanged, once the server has space again\n")
 	}
 	if !single {
 		writeDiagnostics(&b, ds)

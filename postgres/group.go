@@ -127,7 +127,7 @@ func (s *Store) commitBatch(batch []*groupOp) {
 			if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT op`); rerr != nil {
 				// The savepoint may never have been made (a lost connection): the batch
 				// fails as one.
-				fail(fmt.Errorf("append: after %v: rollback to savepoint: %w", err, rerr))
+				fail(fmt.Errorf("append: after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
 				return
 			}
 			continue

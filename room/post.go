@@ -87,8 +87,8 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := s.checkAcks(ctx, room, d, seats); err != nil {
 		return nil, err
 	}
-	if f, ok := scanSecrets(d.body, s.adminTok); ok {
-		return nil, secretError(f, d.format)
+	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
+		return nil, err
 	}
 	notes := s.evidenceNotes(ctx, room, d)
 
@@ -175,8 +175,8 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err := s.checkAcks(ctx, room, d, seats); err != nil {
 		return refused(err)
 	}
-	if f, ok := scanSecrets(d.body, s.adminTok); ok {
-		return refused(secretError(f, d.format))
+	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
+		return refused(err)
 	}
 	return nonNil(d.warnings), nil
 }

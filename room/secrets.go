@@ -92,14 +92,22 @@ type secretFinding struct {
 	line, col int
 }
 
-// scanSecrets looks for credentials and for this server's own tokens in body.
+// scanSecrets looks for credentials and for this server's plain admin token in body.
 func scanSecrets(body, adminToken string) (secretFinding, bool) {
-	best := secretFinding{}
-	bestOff := -1
-	consider := func(kind string, off int) {
+	kind, off := firstSecret(body, adminToken)
+	if off < 0 {
+		return secretFinding{}, false
+	}
+	line, col := position(body, off)
+	return secretFinding{kind: kind, line: line, col: col}, true
+}
+
+// firstSecret returns the kind and byte offset of the first secret in body, or -1.
+func firstSecret(body, adminToken string) (string, int) {
+	kind, bestOff := "", -1
+	consider := func(k string, off int) {
 		if bestOff < 0 || off < bestOff {
-			bestOff = off
-			best.kind = kind
+			bestOff, kind = off, k
 		}
 	}
 	// A short admin token would match ordinary words; below 12 bytes it cannot be recognised
@@ -123,11 +131,7 @@ func scanSecrets(body, adminToken string) (secretFinding, bool) {
 			break
 		}
 	}
-	if bestOff < 0 {
-		return secretFinding{}, false
-	}
-	best.line, best.col = position(body, bestOff)
-	return best, true
+	return kind, bestOff
 }
 
 // secretError refuses a post that carries a secret, saying where and what kind, never the

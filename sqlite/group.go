@@ -135,7 +135,7 @@ func (s *Store) commitBatch(batch []*txOp) {
 			// then the savepoint is gone and the batch fails as one.
 			if _, rerr := t.exec(ctx, qRollbackTo); rerr != nil {
 				tx.Rollback()
-				fail(fmt.Errorf("after %v: rollback to savepoint: %w", err, rerr))
+				fail(fmt.Errorf("after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
 				return
 			}
 		} else {

@@ -26,11 +26,15 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/redact"
 )
 
 //go:embed templates/*.html
@@ -298,11 +302,42 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request) {
 }
 
 // safeNext keeps a post-sign-in redirect on this site: a path, never a URL elsewhere.
+// Browsers read `//host`, `/\host` and, after dropping tabs and newlines, `/<TAB>/host` as
+// another origin, and a redirect's target may be percent-decoded again on the way, so the
+// checks hold for every decoding of p: it starts with one '/', holds no control character,
+// no backslash and no "//". Anything else falls back to the front page.
 func safeNext(p string) string {
-	if p == "" || !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if p == "" || len(p) > 2048 || !strings.HasPrefix(p, "/") {
 		return "/"
 	}
-	return p
+	cur := p
+	for range 4 {
+		if !sameOriginPath(cur) {
+			return "/"
+		}
+		dec, err := url.PathUnescape(cur)
+		if err != nil {
+			return "/"
+		}
+		if dec == cur {
+			return p
+		}
+		cur = dec
+	}
+	return "/" // still decoding after four rounds: nobody links like that
+}
+
+// sameOriginPath checks one decoding of a redirect target.
+func sameOriginPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") || strings.ContainsRune(p, '\\') {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
 
 // page wraps a handler that needs a signed-in user: without one it answers 401 with the
@@ -346,6 +381,7 @@ var statusOf = map[string]int{
 	parley.ECONFLICT:     http.StatusConflict,
 	parley.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	parley.ERATELIMIT:    http.StatusTooManyRequests,
+	parley.ESTORAGEFULL:  http.StatusInsufficientStorage,
 	parley.EINTERNAL:     http.StatusInternalServerError,
 }
 
@@ -357,7 +393,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, u *user, err erro
 		if r.Context().Err() != nil {
 			return
 		}
-		h.log.Error("web: request failed", "path", r.URL.Path, "err", err)
+		h.log.Error("web: request failed", "path", redact.Path(r.URL.Path), "err", redact.String(err.Error()))
 	}
 	status, ok := statusOf[code]
 	if !ok {

@@ -124,6 +124,10 @@ func exitCode(e *env, name string, err error) int {
 		return 0
 	}
 	fmt.Fprintf(e.stderr, "parley %s: %v\n", name, err)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return apiExitCode(ae.Code)
+	}
 	return 1
 }
 

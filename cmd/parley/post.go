@@ -84,7 +84,7 @@ func postError(e *env, name string, err error) error {
 	if raw := ae.Fields["retry_after"]; raw != nil && ae.Hint == "" {
 		ae.Hint = "retry after " + string(raw) + "s"
 	}
-	return &exitError{code: 1, msg: ae.Error()}
+	return &exitError{code: apiExitCode(ae.Code), msg: ae.Error()}
 }
 
 // printPostDiagnostics prints findings as FILE:LINE:COL: [severity] message (fix), to stderr,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/redact"
 	"github.com/parleyhq/parley/mcp"
 	"github.com/parleyhq/parley/postgres"
 	"github.com/parleyhq/parley/room"
@@ -71,7 +72,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErrorf("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
-	hopts := &slog.HandlerOptions{Level: level}
+	// Every string the server logs is scrubbed of token-shaped values and of the admin token,
+	// whatever logged it (the request log redacts by itself; this catches the rest).
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr(e.getenv("PARLEY_ADMIN_TOKEN"))}
 	var log *slog.Logger
 	switch *logFormat {
 	case "text":
@@ -91,6 +94,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if kind == "sqlite" {
+		unlock, err := lockDB(target)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer unlock()
+	}
 	store, err := openStoreLogged(ctx, kind, target, log)
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
@@ -101,7 +111,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
-	rs, err := room.New(store, room.Config{AdminToken: admin.token, GitRepo: *gitRepo, Logger: log})
+	rs, err := room.New(store, room.Config{AdminToken: admin.token, AdminHash: admin.hash, GitRepo: *gitRepo, Logger: log})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
