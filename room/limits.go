@@ -207,7 +207,9 @@ func (m *memRates) TakeRate(_ context.Context, room string, now time.Time, bucke
 		mb := m.get(room, b, now)
 		levels[i] = refill(mb.level, mb.at, now, b.Rate, b.Burst)
 		if levels[i] < b.N-rateSlack {
-			wait := time.Duration((b.N - levels[i]) / b.Rate * float64(time.Second))
+			// A rate of almost nothing would overflow the Duration: a million seconds is
+			// "not soon" enough.
+			wait := time.Duration(min((b.N-levels[i])/b.Rate, 1e6) * float64(time.Second))
 			return parley.RateTake{Short: i, Wait: max(wait, time.Microsecond)}, nil
 		}
 	}

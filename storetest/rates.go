@@ -185,6 +185,12 @@ func testRatesTokens(t *testing.T, rs parley.RateStore) {
 	mustTake(t, rs, "r", t0, slow)
 	mustRefuse(t, rs, "r", t0.Add(599*time.Second), 0, time.Second, slow)
 	mustTake(t, rs, "r", t0.Add(600*time.Second), slow)
+	// A rate of almost nothing still gives a wait that a Retry-After can carry.
+	tiny := parley.RateBucket{Seat: "c", Kind: parley.RateMessages, N: 1, Rate: 1e-300, Burst: 1}
+	mustTake(t, rs, "r", t0, tiny)
+	if r := take(t, rs, "r", t0, tiny); r.OK || r.Wait < time.Hour || r.Wait > 1e6*time.Second {
+		t.Errorf("at a rate of 1e-300: %+v, want a refusal with a wait of at most 1e6 s", r)
+	}
 }
 
 func testRatesIndependent(t *testing.T, rs parley.RateStore) {
