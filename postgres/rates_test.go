@@ -47,3 +47,19 @@ func TestRatesShared(t *testing.T) {
 		t.Errorf("after a reset through the other store: %+v, %v", r, err)
 	}
 }
+
+// BenchmarkTakeRate is the cost a post's admission adds on PostgreSQL: one round trip that
+// takes from the seat's and the room's buckets.
+func BenchmarkTakeRate(b *testing.B) {
+	s := MustOpen(b, pgtest.DSN(b))
+	storetest.MustCreateRoom(b, s, "r")
+	buckets := []parley.RateBucket{
+		{Seat: "s", Kind: parley.RateMessages, N: 1, Rate: 1e7, Burst: 1 << 20},
+		{Kind: parley.RateMessages, N: 1, Rate: 1e8, Burst: 1 << 24},
+	}
+	for b.Loop() {
+		if r, err := s.TakeRate(context.Background(), "r", time.Now(), buckets); err != nil || !r.OK {
+			b.Fatal(r, err)
+		}
+	}
+}
