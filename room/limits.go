@@ -24,9 +24,10 @@ import (
 //     would, and costs the server little once it does.
 //   - Tokens are taken from the seat's token bucket only once every check has passed, just
 //     before the append, so a refused post costs no tokens (a refused 65 KB body would
-//     otherwise cost a minute's worth) and a repeat's tokens are not charged twice.
+//     otherwise cost a minute's worth).
 //   - The room's bucket is for messages the room stores: a post that is refused gets its
-//     room message back. The seat keeps paying its one message.
+//     room message back (and its tokens, when the append itself refuses a repeat that
+//     raced its original). The seat keeps paying its one message.
 //   - A post that is not stored through no fault of the seat gets everything back: a server
 //     fault, or an Idempotency-Key whose post another request stored first. A replay of an
 //     Idempotency-Key costs nothing, and is answered even over the cap.
