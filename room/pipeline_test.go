@@ -99,7 +99,7 @@ func TestDedupWindow(t *testing.T) {
 
 func TestSecretScan(t *testing.T) {
 	f := MustFixture(t, "")
-	f.MustRoom("r", &parley.Policy{Format: parley.PolicyLenient}, "a", "b")
+	f.MustRoom("r", &parley.Policy{Format: parley.PolicyLenient, SeatBurst: 1000}, "a", "b") // refusals count against the cap
 	wrap := func(line string) string { return "v1 note creds to b n=2\nenv staging\n" + line + "\n" }
 	secrets := []struct{ name, line, kind, secret string }{
 		{"aws key id", "key AKIAIOSFODNN7EXAMPLE", "AWS access key id", "AKIAIOSF"},

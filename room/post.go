@@ -30,7 +30,7 @@ type draft struct {
 }
 
 // Post runs the post pipeline for the caller's seat.
-func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (*parley.PostResult, error) {
+func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (res *parley.PostResult, err error) {
 	seat, err := s.poster(ctx, c, room)
 	if err != nil {
 		return nil, err
@@ -39,6 +39,12 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
+	// The rate caps come first: every post counts, refused ones too (limits.go).
+	ch, rep, err := s.admit(ctx, room, seat.Name, r.Policy, key)
+	if rep != nil || err != nil {
+		return rep, err
+	}
+	defer func() { ch.settle(ctx, res, err) }()
 	if err := checkLimits(body, r.Policy); err != nil {
 		return nil, err
 	}
@@ -74,20 +80,13 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
 	}
 
-	release, err := s.limits.reserve(room, seat.Name, r.Policy, now, d.tokens)
-	if err != nil {
-		return nil, err
-	}
-	stored := false
-	defer func() {
-		if !stored {
-			release() // a post that was not stored must not use up the seat's allowance
-		}
-	}()
 	if err := s.checkAcks(ctx, room, d, seats); err != nil {
 		return nil, err
 	}
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
+		return nil, err
+	}
+	if err := ch.takeTokens(ctx, d.tokens); err != nil {
 		return nil, err
 	}
 	notes := s.evidenceNotes(ctx, room, d)
@@ -120,7 +119,6 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	case err != nil:
 		return nil, s.internal(ctx, "post: append", err)
 	}
-	stored = true
 	s.addStat(ctx, room, seat.Name, "tokens_posted", int64(d.tokens))
 	s.addStat(ctx, room, seat.Name, "messages", 1)
 	for _, ask := range a.Asks {

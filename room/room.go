@@ -1,12 +1,14 @@
 // Package room is the room server's behaviour: the parley.RoomService that every edge (HTTP,
 // MCP, the web UI, the CLI through HTTP) calls. It owns the post pipeline, the byte-stable
 // history, inboxes, the asks scheduler, state records and stats; it keeps nothing durable
-// itself (that is the parley.Store's job) except the rate limiters, which live in memory.
+// itself (that is the parley.Store's job). The rate buckets live in the store when it shares
+// them between processes (parley.RateStore) and in memory otherwise.
 //
-// The post pipeline runs, in order: the sender is the token's seat → size and UTF-8 limits →
-// idempotency key → format and validation (convention or AACP; plain text only in lenient
-// rooms) → addressing against the roster → dedup → rate caps and the acknowledgement cap →
-// secret scan → evidence → append. Every refusal is a *parley.Error whose Message says what is
+// The post pipeline runs, in order: the sender is the token's seat → the message rate caps
+// (every post counts, refused ones too) → size and UTF-8 limits → idempotency key → format
+// and validation (convention or AACP; plain text only in lenient rooms) → addressing against
+// the roster → dedup → the acknowledgement cap → secret scan → the token cap → evidence →
+// append. Every refusal is a *parley.Error whose Message says what is
 // wrong and whose Hint says how to fix it.
 //
 // History is append-only and byte-stable: each message renders as
@@ -113,7 +115,7 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 		s.hasAdmin = true
 	}
 	s.ev = &evidence.Resolver{GitRepo: cfg.GitRepo, Runs: store, Logger: s.log}
-	s.limits.rooms = map[string]*roomLimits{}
+	s.limits.init(store)
 	s.reads.m = map[readKey]readMark{}
 	s.blocks.m = map[blockKey]int{}
 	return s, nil

@@ -406,7 +406,7 @@ func assertConvention(tb testing.TB, s string) {
 
 func TestPostRefusals(t *testing.T) {
 	f := MustFixture(t, "")
-	f.MustRoom("r", &parley.Policy{MaxMessageBytes: 200}, "a", "b")
+	f.MustRoom("r", &parley.Policy{MaxMessageBytes: 200, SeatBurst: 1000}, "a", "b") // refusals count against the cap
 	f.MustRoom("other", nil, "c")
 	ok := "v1 note x to b n=1\nfact\n"
 	tests := []struct {
