@@ -62,7 +62,7 @@ type Ask struct {
 	To       string    `json:"to"`
 	Topic    string    `json:"topic,omitempty"`
 	Text     string    `json:"text"`
-	Due      time.Time `json:"due,omitzero"` // zero: no time was given
+	Due      *time.Time `json:"due,omitempty"` // nil: no time was given (any time, 00010101T0000Z included, is a time)
 	Default  string    `json:"default,omitempty"`
 	Decider  string    `json:"decider,omitempty"`
 	State    string    `json:"state"`

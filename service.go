@@ -45,7 +45,7 @@ type InboxAsk struct {
 	From    string    `json:"from"`
 	To      string    `json:"to,omitempty"`
 	Line    string    `json:"line"`
-	Due     time.Time `json:"due,omitzero"`
+	Due     *time.Time `json:"due,omitempty"`
 	Default string    `json:"default,omitempty"`
 }
 

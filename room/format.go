@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
@@ -142,7 +143,10 @@ func asksOf(d *draft, from string) []*parley.Ask {
 		if l.Word != "ask" {
 			continue
 		}
-		due, _ := l.Time()
+		var due *time.Time
+		if t, ok := l.Time(); ok {
+			due = &t // 00010101T0000Z too: it is long past, not "no time"
+		}
 		asks = append(asks, &parley.Ask{Line: l.Num, From: from, To: to, Topic: d.topic, Text: l.Text,
 			Due: due, Default: dflt, Decider: decider, State: parley.AskOpen})
 	}

@@ -98,10 +98,10 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	}
 	a := &parley.Append{Message: msg, Asks: asksOf(d, seat.Name), DedupSince: since, DedupLast: r.Policy.DedupMessages}
 	for _, ask := range a.Asks {
-		if !ask.Due.IsZero() && !ask.Due.After(now) {
+		if ask.Due != nil && !ask.Due.After(now) {
 			// Not refused: the sender may mean it. But the default applies at once.
 			d.warnings = append(d.warnings, parley.Diagnostic{Line: ask.Line, Col: 1, Severity: "warning", Code: "ask-past",
-				Message: fmt.Sprintf("the ask's time %s has passed (server time %s): it lapses at once", formatTime(ask.Due), now.Format(TimeFormat)),
+				Message: fmt.Sprintf("the ask's time %s has passed (server time %s): it lapses at once", formatTime(*ask.Due), now.Format(TimeFormat)),
 				Fix:     "give a time in the future, in ISO basic UTC such as " + formatTime(now.Add(2*time.Hour).Truncate(time.Hour))})
 		}
 	}
@@ -124,7 +124,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	s.addStat(ctx, room, seat.Name, "tokens_posted", int64(d.tokens))
 	s.addStat(ctx, room, seat.Name, "messages", 1)
 	for _, ask := range a.Asks {
-		if !ask.Due.IsZero() {
+		if ask.Due != nil {
 			s.nudge()
 			break
 		}

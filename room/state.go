@@ -177,8 +177,8 @@ func RenderState(r *parley.StateRecord) string {
 
 	for _, a := range r.OpenAsks {
 		lines := []string{fmt.Sprintf("ask #%d %s to %s: %s", a.Seq, a.From, a.To, clip(a.Text))}
-		if !a.Due.IsZero() && !strings.Contains(a.Text, formatTime(a.Due)) {
-			lines[0] += ", due " + formatTime(a.Due)
+		if a.Due != nil && !strings.Contains(a.Text, formatTime(*a.Due)) {
+			lines[0] += ", due " + formatTime(*a.Due)
 		}
 		if a.Decider != "" {
 			lines = append(lines, fmt.Sprintf("decider #%d %s", a.Seq, clip(a.Decider)))
