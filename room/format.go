@@ -194,16 +194,26 @@ func label(done convention.Line) string {
 	return " line " + strconv.Itoa(done.Num)
 }
 
+// evidenceBudget bounds the time all evidence checks of one post may take together.
+const evidenceBudget = 10 * time.Second
+
 // evidenceNotes resolves every ev line and freezes the verdicts as notes:
 //
 //	! ev#1 verified: commit 3f9a2c1 on feat/rate-limit
 //	! ev#2 unverified: commit 3f9a2c1 not found in the repository
 //	! claim#3 unproven: a commit proves code exists, not that tests ran
 //	! done#4 unproven: no ev line under it
-func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft) []string {
+//
+// At most maxChecks ev lines are resolved (each can run git twice); the rest, and any left
+// when the request's deadline has passed, are frozen as unverified with the reason.
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) []string {
 	if d.conv == nil {
 		return nil
 	}
+	// The checks share one deadline, within the request's own.
+	ctx, cancel := context.WithTimeout(ctx, evidenceBudget)
+	defer cancel()
+	checks := 0
 	var notes []string
 	for _, p := range pairEvidence(d.conv) {
 		lbl := label(p.done)
@@ -213,7 +223,18 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft) []st
 		}
 		commitOnly := true
 		for _, ev := range p.evs {
-			v := s.ev.Resolve(ctx, room, ev.Text)
+			var v evidence.Verdict
+			switch {
+			case checks >= maxChecks:
+				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
+					Detail: fmt.Sprintf("too many evidence lines (the room checks at most %d per message)", maxChecks)}
+			case ctx.Err() != nil:
+				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
+					Detail: fmt.Sprintf("not checked: the evidence checks of one message stop after %s", evidenceBudget)}
+			default:
+				checks++
+				v = s.ev.Resolve(ctx, room, ev.Text)
+			}
 			notes = append(notes, "! ev"+lbl+" "+v.String())
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false

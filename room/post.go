@@ -90,7 +90,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if f, ok := scanSecrets(d.body, s.adminTok); ok {
 		return nil, secretError(f, d.format)
 	}
-	notes := s.evidenceNotes(ctx, room, d)
+	notes := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
 
 	msg := &parley.Message{
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
