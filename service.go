@@ -29,6 +29,9 @@ type Diagnostic struct {
 	Code     string `json:"code"`
 	Message  string `json:"message"`
 	Fix      string `json:"fix,omitempty"`
+	// More is set only on the last diagnostic of a list that was cut (code
+	// "more-diagnostics"): how many were left out.
+	More int `json:"more,omitempty"`
 }
 
 // Inbox is what one seat owes and is owed in its room.
@@ -62,6 +65,9 @@ type StateRecord struct {
 	Blocks    []StateItem    `json:"blocks"` // from each seat's latest report
 	Costs     []StateItem    `json:"costs"`
 	Tokens    map[string]int `json:"tokens"` // tokens posted on the topic, per seat
+	// Dropped counts the items left out, oldest first, to keep the record within its cap
+	// (room.StateJSONCap); the history has them.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // StateItem is one line of a state record, with where it came from.

@@ -196,6 +196,11 @@ func (s *Server) handleLint(w http.ResponseWriter, r *http.Request, c *parley.Ca
 	if diags == nil {
 		diags = []parley.Diagnostic{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": diags})
+	out := map[string]any{"diagnostics": diags}
+	// A cut list ends with a diagnostic that counts the ones left out.
+	if last := diags[len(diags)-1:]; len(last) == 1 && last[0].More > 0 {
+		out["more_diagnostics"] = last[0].More
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -76,7 +76,16 @@ func refuseErrors(diags []convention.Diagnostic) error {
 	if first.Fix != "" {
 		hint = "try: " + first.Fix
 	}
-	return parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).With("diagnostics", convertDiags(diags))
+	all := convertDiags(diags)
+	listed, more := capDiags(all)
+	if more > 0 {
+		msg += fmt.Sprintf("; diagnostics lists the first %d of %d findings", len(listed), len(all))
+	}
+	err := parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).With("diagnostics", listed)
+	if more > 0 {
+		err = err.With("more_diagnostics", more)
+	}
+	return err
 }
 
 func convertDiags(diags []convention.Diagnostic) []parley.Diagnostic {

@@ -129,7 +129,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 			break
 		}
 	}
-	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: nonNil(d.warnings)}, nil
+	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: capWarnings(d.warnings)}, nil
 }
 
 // Lint checks a draft as Post would (limits, format, validation, addressing, dedup, the
@@ -150,7 +150,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, err
 		}
 		if ds, ok := pe.Fields["diagnostics"].([]parley.Diagnostic); ok {
-			return ds, nil
+			return withMore(ds, moreOf(pe), "error"), nil
 		}
 		return []parley.Diagnostic{{Line: 1, Col: 1, Severity: "error", Code: pe.Code, Message: pe.Message, Fix: pe.Hint}}, nil
 	}
@@ -178,7 +178,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if f, ok := scanSecrets(d.body, s.adminTok); ok {
 		return refused(secretError(f, d.format))
 	}
-	return nonNil(d.warnings), nil
+	return capWarnings(d.warnings), nil
 }
 
 // poster returns the caller's seat, fresh from the store: a seat revoked since its token was

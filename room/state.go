@@ -49,6 +49,7 @@ func (s *Service) State(ctx context.Context, c *parley.Caller, room, topic strin
 	if rec.LastSeq == 0 {
 		return nil, parley.Errorf(parley.ENOTFOUND, "room %s has no messages on topic %s", room, topic)
 	}
+	boundState(rec)
 	return rec, nil
 }
 
@@ -158,7 +159,8 @@ func decidedBy(a *parley.Ask, seat string) bool {
 const StateCap = 4096
 
 // RenderState writes a state record in the convention, at most StateCap bytes: when it would
-// be longer, the oldest items are dropped first and a line says how many.
+// be longer, the oldest items are dropped first and a line says how many (with those the
+// record itself left out, its Dropped).
 //
 //	v1 state limiter to all n=6
 //	ask #3 builder to yu: how to store rate-limit counters, 20260918T0900Z
@@ -257,8 +259,8 @@ func RenderState(r *parley.StateRecord) string {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return groups[order[a]].seq < groups[order[b]].seq })
-	dropped := 0
-	n, total := size(keep, 0)
+	dropped := r.Dropped // left out of the record already
+	n, total := size(keep, dropped)
 	for _, i := range order {
 		if total <= StateCap {
 			break
