@@ -148,7 +148,7 @@ func TestAckCapCountsOnlyAcknowledgements(t *testing.T) {
 	f.MustRoom("r", nil, "a", "b")
 	f.MustRoom("l", bigPolicy(), "a", "b")
 	for _, words := range [][]string{
-		{"red", "green", "rolled-back", "b", "all", "42", "yes", "no"},
+		{"red", "green", "rolled-back", "b", "all", "a", "42", "yes", "no"},
 	} {
 		for i, w := range words {
 			seat := []string{"r/a", "r/b"}[i%2]
