@@ -128,8 +128,10 @@ func TestOneWordFactsAreNotAcknowledgements(t *testing.T) {
 
 // TestAskDueAtZeroTimeLapses: 00010101T0000Z is Go's zero time, which used to mean "no time";
 // it is a time long past, and the ask lapses at once with its default.
+//
+// It runs the real binary, whose scheduler lapses asks.
 func TestAskDueAtZeroTimeLapses(t *testing.T) {
-	bothStores(t, func(t *testing.T, srv *servertest.Server, tok map[string]string) {
+	bothBinaries(t, func(t *testing.T, srv *servertest.Server, tok map[string]string) {
 		r := srv.Call(t, "POST", "/v1/rooms/h/messages", tok["a"], []byte("v1 request plan to b n=2\nask pick one by 00010101T0000Z\ndefault A\n"))
 		checkAnswer(t, r, 201, "", "")
 		if !strings.Contains(string(r.Body), "ask-past") {
@@ -188,6 +190,22 @@ func bothStores(t *testing.T, fn func(t *testing.T, srv *servertest.Server, tok 
 		fn(t, srv, tok)
 	}
 	t.Run("sqlite", func(t *testing.T) { run(t, "") })
+	t.Run("postgres", func(t *testing.T) { run(t, pgtest.DSN(t)) })
+}
+
+// bothBinaries runs fn against `parley serve` on SQLite and on PostgreSQL, with room h
+// (seats a and b, a generous policy).
+func bothBinaries(t *testing.T, fn func(t *testing.T, srv *servertest.Server, tok map[string]string)) {
+	run := func(t *testing.T, db string) {
+		srv := servertest.Start(t, "bounds", servertest.Options{DB: db})
+		srv.CreateRoom(t, "h", servertest.Generous())
+		tok := map[string]string{}
+		for _, s := range []string{"a", "b"} {
+			tok[s] = srv.AddSeat(t, "h", s, "agent")
+		}
+		fn(t, srv, tok)
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite:"+filepath.Join(t.TempDir(), "parley.db")) })
 	t.Run("postgres", func(t *testing.T) { run(t, pgtest.DSN(t)) })
 }
 
