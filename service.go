@@ -44,12 +44,12 @@ type Inbox struct {
 
 // InboxAsk is one open ask as the inbox shows it.
 type InboxAsk struct {
-	Seq     int64     `json:"seq"`
-	From    string    `json:"from"`
-	To      string    `json:"to,omitempty"`
-	Line    string    `json:"line"`
+	Seq     int64      `json:"seq"`
+	From    string     `json:"from"`
+	To      string     `json:"to,omitempty"`
+	Line    string     `json:"line"`
 	Due     *time.Time `json:"due,omitempty"`
-	Default string    `json:"default,omitempty"`
+	Default string     `json:"default,omitempty"`
 }
 
 // StateRecord is the state of one topic of a room, built from its messages.
