@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"strings"
+	"unicode"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
@@ -51,7 +52,7 @@ func isAckText(s string, seats []string) bool {
 		case i+1 < len(words) && ackPhrases[words[i]+" "+words[i+1]]:
 			i += 2
 			phrases++
-		case ackPhrases[words[i]]:
+		case ackPhrases[words[i]] || emojiWord(words[i]):
 			i++
 			phrases++
 		case contains(seats, words[i]) || words[i] == "all":
@@ -61,6 +62,22 @@ func isAckText(s string, seats []string) bool {
 		}
 	}
 	return phrases > 0
+}
+
+// emojiWord reports whether w is made of pictographs only (👍, 🎉🎉, 🙏🏽): a reaction, which
+// says nothing a reader needs.
+func emojiWord(w string) bool {
+	pict := false
+	for _, r := range w {
+		switch {
+		case unicode.Is(unicode.So, r):
+			pict = true
+		case unicode.Is(unicode.Sk, r), r == 0xFE0F, r == 0x200D: // skin tones, variation, joiner
+		default:
+			return false
+		}
+	}
+	return pict
 }
 
 // ackLine reports whether one convention fact line is an acknowledgement: the whole line, or

@@ -164,7 +164,7 @@ func TestAckCapCountsOnlyAcknowledgements(t *testing.T) {
 	// Acknowledgements still count: two in a row, and the third is refused.
 	f.MustPost("r/a", "v1 note ci to all n=1\nok\n")
 	f.MustPost("r/b", "v1 note ci to all n=1\noutcome thanks a\n")
-	for _, ack := range []string{"👍", "got it", "+1", "noted", "thanks all"} {
+	for _, ack := range []string{"👍", "🎉🎉", "🙏🏽 b", "got it", "+1", "noted", "thanks all"} {
 		_, err := f.Post("r/a", "v1 note ci to all n=1\n"+ack+"\n", "")
 		if parley.ErrorCode(err) != parley.EINVALID || !strings.Contains(err.Error(), "were acknowledgements") {
 			t.Fatalf("third acknowledgement %q: %v", ack, err)
