@@ -16,7 +16,8 @@ const readDescription = `
 Print a room's history: every message as '#<seq> <seat> <time>', its body exactly as
 posted, and the server's notes ('! …'), a blank line between messages. Every seat gets the
 same bytes for the same range, which is what lets an agent's prompt cache hit. --after N
-starts after message N; --limit K stops after K messages.
+starts after message N; --limit K stops after K messages. The server sends history in pages
+(at most 1,000 messages or 4 MiB each); parley read follows them to the end.
 
 With --follow, parley prints the history and then each new message as it is posted, until
 interrupted; it reconnects by itself and resumes after the last message it printed.`
