@@ -77,7 +77,13 @@ type Policy struct {
 	RoomBurst             int      `json:"room_burst"`
 	DedupWindow           Duration `json:"dedup_window"`
 	DedupMessages         int      `json:"dedup_messages"`
+	// MaxEvidenceChecks bounds the ev lines of one message that the server resolves (each can
+	// run git); the rest are frozen as unverified.
+	MaxEvidenceChecks int `json:"max_evidence_checks"`
 }
+
+// MaxEvidenceChecksLimit is the highest max_evidence_checks a policy may set.
+const MaxEvidenceChecksLimit = 200
 
 // DefaultPolicy is the policy of a room created without one.
 func DefaultPolicy() Policy {
@@ -91,6 +97,7 @@ func DefaultPolicy() Policy {
 		RoomBurst:             100,
 		DedupWindow:           Duration(24 * time.Hour),
 		DedupMessages:         500,
+		MaxEvidenceChecks:     20,
 	}
 }
 
@@ -124,6 +131,9 @@ func (p Policy) WithDefaults() Policy {
 	if p.DedupMessages == 0 {
 		p.DedupMessages = d.DedupMessages
 	}
+	if p.MaxEvidenceChecks == 0 {
+		p.MaxEvidenceChecks = d.MaxEvidenceChecks
+	}
 	return p
 }
 
@@ -142,6 +152,8 @@ func (p Policy) Validate() error {
 		return Errorf(EINVALID, "seat_tokens_per_minute must be at least 1")
 	case p.DedupWindow < 0 || p.DedupMessages < 0:
 		return Errorf(EINVALID, "dedup_window and dedup_messages must not be negative")
+	case p.MaxEvidenceChecks < 1 || p.MaxEvidenceChecks > MaxEvidenceChecksLimit:
+		return Errorf(EINVALID, "max_evidence_checks %d is outside 1..%d", p.MaxEvidenceChecks, MaxEvidenceChecksLimit)
 	}
 	return nil
 }

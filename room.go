@@ -55,18 +55,18 @@ const (
 // Ask is an `ask` line of a message addressed to a seat: open until the addressee posts with
 // `re <seq>`, or until Due passes, when the server posts the default (or says it lapsed).
 type Ask struct {
-	Room     string    `json:"room"`
-	Seq      int64     `json:"seq"`  // the message that asks
-	Line     int       `json:"line"` // 1-based line of the ask within the message
-	From     string    `json:"from"`
-	To       string    `json:"to"`
-	Topic    string    `json:"topic,omitempty"`
-	Text     string    `json:"text"`
-	Due      time.Time `json:"due,omitzero"` // zero: no time was given
-	Default  string    `json:"default,omitempty"`
-	Decider  string    `json:"decider,omitempty"`
-	State    string    `json:"state"`
-	ClosedBy int64     `json:"closed_by,omitempty"` // seq of the answer or of the lapse message
+	Room     string     `json:"room"`
+	Seq      int64      `json:"seq"`  // the message that asks
+	Line     int        `json:"line"` // 1-based line of the ask within the message
+	From     string     `json:"from"`
+	To       string     `json:"to"`
+	Topic    string     `json:"topic,omitempty"`
+	Text     string     `json:"text"`
+	Due      *time.Time `json:"due,omitempty"` // nil: no time was given (any time, 00010101T0000Z included, is a time)
+	Default  string     `json:"default,omitempty"`
+	Decider  string     `json:"decider,omitempty"`
+	State    string     `json:"state"`
+	ClosedBy int64      `json:"closed_by,omitempty"` // seq of the answer or of the lapse message
 }
 
 // Run is a test-run record posted by a runner seat; `ev run <id>` resolves against it.

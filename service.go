@@ -2,6 +2,7 @@ package parley
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type Diagnostic struct {
 	Code     string `json:"code"`
 	Message  string `json:"message"`
 	Fix      string `json:"fix,omitempty"`
+	// More is set only on the last diagnostic of a list that was cut (code
+	// "more-diagnostics"): how many were left out.
+	More int `json:"more,omitempty"`
 }
 
 // Inbox is what one seat owes and is owed in its room.
@@ -40,12 +44,12 @@ type Inbox struct {
 
 // InboxAsk is one open ask as the inbox shows it.
 type InboxAsk struct {
-	Seq     int64     `json:"seq"`
-	From    string    `json:"from"`
-	To      string    `json:"to,omitempty"`
-	Line    string    `json:"line"`
-	Due     time.Time `json:"due,omitzero"`
-	Default string    `json:"default,omitempty"`
+	Seq     int64      `json:"seq"`
+	From    string     `json:"from"`
+	To      string     `json:"to,omitempty"`
+	Line    string     `json:"line"`
+	Due     *time.Time `json:"due,omitempty"`
+	Default string     `json:"default,omitempty"`
 }
 
 // StateRecord is the state of one topic of a room, built from its messages.
@@ -61,6 +65,9 @@ type StateRecord struct {
 	Blocks    []StateItem    `json:"blocks"` // from each seat's latest report
 	Costs     []StateItem    `json:"costs"`
 	Tokens    map[string]int `json:"tokens"` // tokens posted on the topic, per seat
+	// Dropped counts the items left out, oldest first, to keep the record within its cap
+	// (room.StateJSONCap); the history has them.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // StateItem is one line of a state record, with where it came from.
@@ -124,9 +131,13 @@ type RoomService interface {
 	// []Diagnostic), ECONFLICT (a repeat: Fields["seq"]), ERATELIMIT
 	// (Fields["retry_after"]: seconds).
 	Post(ctx context.Context, c *Caller, room string, body []byte, idempotencyKey string) (*PostResult, error)
-	// History renders the room's messages after `after` (at most limit; <=0 all) as the
-	// byte-stable history text, and returns the last seq it contains (after, when empty).
+	// History renders the room's messages after `after` as the byte-stable history text, one
+	// page of them (see HistoryPage; limit <= 0: HistoryPageMessages), and returns the last seq
+	// it contains (after, when empty).
 	History(ctx context.Context, c *Caller, room string, after int64, limit int) ([]byte, int64, error)
+	// HistoryPage plans the same page as History without building it, for an edge that
+	// streams it: EINVALID, EFORBIDDEN, ENOTFOUND as History.
+	HistoryPage(ctx context.Context, c *Caller, room string, after int64, limit int) (*HistoryPage, error)
 	// Inbox returns the calling seat's unanswered and open asks.
 	Inbox(ctx context.Context, c *Caller, room string) (*Inbox, error)
 	// State returns the state record of a topic.
@@ -140,4 +151,28 @@ type RoomService interface {
 	Watch(ctx context.Context, c *Caller, room string) (<-chan int64, error)
 	// Lint checks a draft as Post would, without posting or counting it.
 	Lint(ctx context.Context, c *Caller, room string, body []byte) ([]Diagnostic, error)
+}
+
+// History pages. A page of history holds at most HistoryPageMessages messages (unless the
+// reader asks for another count) and at most HistoryPageBytes bytes, whichever comes first,
+// but always at least one whole message. Pages end at message boundaries, so the text after
+// any seq stays a suffix of the whole.
+const (
+	HistoryPageMessages = 1000
+	HistoryPageBytes    = 4 << 20
+)
+
+// HistoryPage is one page of history, planned but not yet written: its bounds, length and
+// SHA-256, and Stream, which writes its bytes (read again from the store, a few messages at a
+// time) to w. The bytes Stream writes are exactly Size long and hash to Sum: history is
+// append-only, so the messages After+1..Last never change.
+type HistoryPage struct {
+	After int64  // the page starts after this seq
+	Last  int64  // the last seq it holds; After when it is empty
+	Size  int64  // its length in bytes
+	Sum   []byte // SHA-256 of its bytes
+	// Full is true when the page stopped at its message count or its byte cap rather than at
+	// the end of the room: there may be more after Last. A full page never changes.
+	Full   bool
+	Stream func(w io.Writer) error
 }

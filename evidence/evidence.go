@@ -124,15 +124,22 @@ type Resolver struct {
 
 var (
 	shaPattern = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
+	hexPattern = regexp.MustCompile(`^[0-9a-f]+$`)
 	// branchPattern is narrower than git's own rules on purpose: a name that passes it can
 	// never be read as an option, a revision range or a reflog expression.
 	branchPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,199}$`)
 	runPattern    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._:/-]{0,127}$`)
 )
 
-// ValidSHA reports whether s is a lower-case hex object name of 4 to 64 digits (SHA-1 names
-// have 40, SHA-256 names 64; 4 is git's shortest abbreviation).
-func ValidSHA(s string) bool { return shaPattern.MatchString(s) }
+// MinSHA is the fewest hex digits a commit sha needs to be checked. git accepts 4, but four
+// or five digits name one of only 65,536 or a million prefixes: in a repository of some size
+// almost any such string names a commit, so it would "verify" nearly anything. Seven is git's
+// own default abbreviation.
+const MinSHA = 7
+
+// ValidSHA reports whether s is a lower-case hex object name of MinSHA to 64 digits (SHA-1
+// names have 40, SHA-256 names 64).
+func ValidSHA(s string) bool { return len(s) >= MinSHA && shaPattern.MatchString(s) }
 
 // ValidBranch reports whether name is safe to hand to git as a branch: it starts with a letter,
 // digit or underscore (never '-'), and contains no "..", "@{", "//", no trailing '/' or '.lock'.
@@ -165,8 +172,11 @@ func (r *Resolver) Commit(ctx context.Context, sha, branch string) Verdict {
 	ref := Ref{Kind: KindCommit, ID: sha, Branch: branch}
 	v := Verdict{Status: Unverified, Ref: ref}
 	switch {
+	case len(sha) < MinSHA && hexPattern.MatchString(sha):
+		v.Detail = fmt.Sprintf("commit %s is too short to check: give at least %d hex digits of the sha", sha, MinSHA)
+		return v
 	case !ValidSHA(sha):
-		v.Detail = fmt.Sprintf("commit %q is not a hex sha (4 to 64 digits 0-9a-f)", shorten(sha, 70))
+		v.Detail = fmt.Sprintf("commit %q is not a hex sha (%d to 64 digits 0-9a-f)", shorten(sha, 70), MinSHA)
 		return v
 	case branch != "" && !ValidBranch(branch):
 		v.Detail = fmt.Sprintf("branch %q is not a plain branch name", shorten(branch, 70))

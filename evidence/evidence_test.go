@@ -72,12 +72,12 @@ func TestParse(t *testing.T) {
 }
 
 func TestValidSHAAndBranch(t *testing.T) {
-	for _, s := range []string{"3f9a", "3f9a2c1", strings.Repeat("a", 40), strings.Repeat("0", 64)} {
+	for _, s := range []string{"3f9a2c1", strings.Repeat("a", 40), strings.Repeat("0", 64)} {
 		if !evidence.ValidSHA(s) {
 			t.Errorf("ValidSHA(%q) = false", s)
 		}
 	}
-	for _, s := range []string{"", "3f9", "3F9A2C1", "xyz1234", "3f9a2c1;rm", "--all", strings.Repeat("a", 65)} {
+	for _, s := range []string{"", "3f9", "3f9a", "3f9a2c", "3F9A2C1", "xyz1234", "3f9a2c1;rm", "--all", strings.Repeat("a", 65)} {
 		if evidence.ValidSHA(s) {
 			t.Errorf("ValidSHA(%q) = true", s)
 		}
@@ -108,7 +108,10 @@ func TestCommit(t *testing.T) {
 		{"feat commit is not on main", featSHA[:7], "main", evidence.Unverified, "commit " + featSHA[:7] + " is not on main"},
 		{"unknown branch", mainSHA[:7], "nope", evidence.Unverified, "branch nope not found in the repository"},
 		{"unknown sha", "3f9a2c1", "", evidence.Unverified, "commit 3f9a2c1 not found in the repository"},
-		{"not hex", "zz9a2c1", "", evidence.Unverified, `commit "zz9a2c1" is not a hex sha (4 to 64 digits 0-9a-f)`},
+		{"not hex", "zz9a2c1", "", evidence.Unverified, `commit "zz9a2c1" is not a hex sha (7 to 64 digits 0-9a-f)`},
+		// Four to six digits name a commit in almost any repository of some size: not proof.
+		{"four digits", mainSHA[:4], "", evidence.Unverified, "commit " + mainSHA[:4] + " is too short to check: give at least 7 hex digits of the sha"},
+		{"six digits on a branch", mainSHA[:6], "main", evidence.Unverified, "commit " + mainSHA[:6] + " is too short to check: give at least 7 hex digits of the sha"},
 		{"unsafe branch", mainSHA[:7], "--output=/tmp/x", evidence.Unverified, `branch "--output=/tmp/x" is not a plain branch name`},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -337,6 +338,16 @@ func (h *history) install(svc *mock.RoomService) {
 		}
 		return b, last, nil
 	}
+	svc.HistoryPageFn = func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error) {
+		b, last, err := svc.HistoryFn(ctx, c, room, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		return &parley.HistoryPage{After: after, Last: last, Size: int64(len(b)), Sum: sum[:],
+			Full:   limit > 0 && last-after == int64(limit),
+			Stream: func(w io.Writer) error { _, err := w.Write(b); return err }}, nil
+	}
 	svc.WatchFn = func(ctx context.Context, c *parley.Caller, room string) (<-chan int64, error) {
 		if c.Seat != nil && c.Seat.Room != room {
 			return nil, parley.Errorf(parley.EFORBIDDEN, "you sit in %s", c.Seat.Room)
@@ -371,6 +382,9 @@ func TestHistoryCaching(t *testing.T) {
 	if got := full.header.Get("Cache-Control"); !strings.Contains(got, "immutable") {
 		t.Errorf("full page Cache-Control = %q", got)
 	}
+	if got := full.header.Get(phttp.NextAfterHeader); got != "3" {
+		t.Errorf("full page %s = %q, want 3", phttp.NextAfterHeader, got)
+	}
 	other := do(t, ts, "GET", "/v1/rooms/r/history?after=1&limit=2", "r.builder", "")
 	if !bytes.Equal(other.body, full.body) || other.header.Get("ETag") != full.header.Get("ETag") {
 		t.Error("two seats got different bytes or ETags for the same range")
@@ -381,6 +395,9 @@ func TestHistoryCaching(t *testing.T) {
 	partial := do(t, ts, "GET", "/v1/rooms/r/history?after=3&limit=10", "r.lead", "")
 	if got := partial.header.Get("Cache-Control"); strings.Contains(got, "immutable") || !strings.Contains(got, "no-cache") {
 		t.Errorf("partial page Cache-Control = %q", got)
+	}
+	if got := partial.header.Get(phttp.NextAfterHeader); got != "" {
+		t.Errorf("the last page has %s = %q", phttp.NextAfterHeader, got)
 	}
 	tail := do(t, ts, "GET", "/v1/rooms/r/history?after=5", "r.lead", "")
 	if tail.status != 200 || len(tail.body) != 0 || tail.header.Get("X-Parley-Last-Seq") != "5" {

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"strconv"
@@ -51,13 +50,20 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 	return nil
 }
 
-// maxHistoryLimit bounds one page; a reader wanting more pages on with after=.
+// maxHistoryLimit bounds one page's count; a reader wanting more pages on with after=.
 const maxHistoryLimit = 10000
 
-// handleHistory serves the byte-stable history text. A full page (limit given and filled)
-// can never change, because history is append-only and notes are frozen at post time: it
-// is cacheable for good. Any other read may grow, so it must be revalidated (cheaply, with
-// the ETag).
+// NextAfterHeader names the response header of a history page that stopped at its message
+// count or its byte cap: its value is the after= of the next page. A page without it reached
+// the end of the room.
+const NextAfterHeader = "X-Parley-Next-After"
+
+// handleHistory serves one page of the byte-stable history text (see parley.HistoryPage: at
+// most limit messages, parley.HistoryPageMessages without one, and parley.HistoryPageBytes),
+// streamed from the store a few messages at a time. A full page (one that stopped at its count
+// or its byte cap) can never change, because history is append-only and notes are frozen at
+// post time: it is cacheable for good, and says where the next page starts. Any other read
+// may grow, so it must be revalidated (cheaply, with the ETag).
 //
 // The cache is private, not public: the bytes are the same for every seat of the room, but a
 // shared cache keyed on the URL alone would hand one room's history to any caller.
@@ -73,17 +79,16 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 	if limit > maxHistoryLimit {
 		return badRequest("page through with after= and a smaller limit", "limit=%d is over the maximum page of %d messages", limit, maxHistoryLimit)
 	}
-	text, last, err := s.svc.History(r.Context(), c, r.PathValue("room"), after, int(limit))
+	page, err := s.svc.HistoryPage(r.Context(), c, r.PathValue("room"), after, int(limit))
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(text)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	etag := `"` + hex.EncodeToString(page.Sum[:16]) + `"`
 	h := w.Header()
 	h.Set("ETag", etag)
-	h.Set("X-Parley-Last-Seq", strconv.FormatInt(last, 10))
-	// Seqs are gapless, so a page holds last-after messages.
-	if limit > 0 && last-after == limit {
+	h.Set("X-Parley-Last-Seq", strconv.FormatInt(page.Last, 10))
+	if page.Full {
+		h.Set(NextAfterHeader, strconv.FormatInt(page.Last, 10))
 		h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	} else {
 		h.Set("Cache-Control", "private, no-cache")
@@ -93,9 +98,19 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 		return nil
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(text)))
+	h.Set("Content-Length", strconv.FormatInt(page.Size, 10))
 	w.WriteHeader(http.StatusOK)
-	w.Write(text)
+	if page.Size == 0 || r.Method == http.MethodHead {
+		return nil
+	}
+	if err := page.Stream(w); err != nil {
+		// The status is sent: all that is left is to cut the response short, which the
+		// reader sees as a body shorter than its Content-Length.
+		if r.Context().Err() == nil {
+			s.log.Error("history: streaming a page", "path", r.URL.Path, "err", err)
+		}
+		panic(http.ErrAbortHandler)
+	}
 	return nil
 }
 
@@ -181,6 +196,11 @@ func (s *Server) handleLint(w http.ResponseWriter, r *http.Request, c *parley.Ca
 	if diags == nil {
 		diags = []parley.Diagnostic{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"diagnostics": diags})
+	out := map[string]any{"diagnostics": diags}
+	// A cut list ends with a diagnostic that counts the ones left out.
+	if last := diags[len(diags)-1:]; len(last) == 1 && last[0].More > 0 {
+		out["more_diagnostics"] = last[0].More
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -211,7 +212,7 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		after = t.cursors[sid]
 		t.mu.Unlock()
 	}
-	hist, last, err := t.svc.History(ctx, c, rm, after, readLimit)
+	hist, last, more, err := t.page(ctx, c, rm, after)
 	if err != nil {
 		return t.toolError("read", err)
 	}
@@ -220,6 +221,7 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		if err != nil {
 			return t.toolError("read", err)
 		}
+		more = last-after >= readLimit
 	}
 	if sid != "" {
 		t.mu.Lock()
@@ -241,14 +243,28 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 	// The per-seat block stays after the history so the history bytes are the same for every
 	// reader and a provider's prompt cache can keep them.
 	fmt.Fprintf(&b, "-- for %s: read up to #%d", c.Seat.Name, last)
-	// Seqs are gapless, so a full page is exactly readLimit seqs long.
-	if last-after >= readLimit {
-		b.WriteString("; more: read again")
+	if more {
+		fmt.Fprintf(&b, "; more after #%d: read again", last)
 	}
 	b.WriteString(" --\n")
 	b.WriteString(room.RenderInbox(ib))
 	b.WriteString(dataNotice)
 	return result(b.String()), nil, nil
+}
+
+// page reads one page of history after `after`: at most readLimit messages and
+// parley.HistoryPageBytes bytes. more reports that the page stopped at one of those caps.
+func (t *tools) page(ctx context.Context, c *parley.Caller, rm string, after int64) (hist []byte, last int64, more bool, err error) {
+	p, err := t.svc.HistoryPage(ctx, c, rm, after, readLimit)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(p.Size))
+	if err := p.Stream(&buf); err != nil {
+		return nil, 0, false, err
+	}
+	return buf.Bytes(), p.Last, p.Full, nil
 }
 
 // waitFor blocks until the room has a message after `after`, the wait ends, or ctx ends.

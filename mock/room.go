@@ -24,6 +24,7 @@ type RoomService struct {
 	RotateSeatFn   func(ctx context.Context, c *parley.Caller, room, name string) (string, error)
 	PostFn         func(ctx context.Context, c *parley.Caller, room string, body []byte, idempotencyKey string) (*parley.PostResult, error)
 	HistoryFn      func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) ([]byte, int64, error)
+	HistoryPageFn  func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error)
 	InboxFn        func(ctx context.Context, c *parley.Caller, room string) (*parley.Inbox, error)
 	StateFn        func(ctx context.Context, c *parley.Caller, room, topic string) (*parley.StateRecord, error)
 	PostRunFn      func(ctx context.Context, c *parley.Caller, room string, contentType string, body []byte, id string) (*parley.Run, error)
@@ -109,6 +110,13 @@ func (s *RoomService) History(ctx context.Context, c *parley.Caller, room string
 		unset("History")
 	}
 	return s.HistoryFn(ctx, c, room, after, limit)
+}
+
+func (s *RoomService) HistoryPage(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error) {
+	if s.HistoryPageFn == nil {
+		unset("HistoryPage")
+	}
+	return s.HistoryPageFn(ctx, c, room, after, limit)
 }
 
 func (s *RoomService) Inbox(ctx context.Context, c *parley.Caller, room string) (*parley.Inbox, error) {

@@ -279,7 +279,7 @@ func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message
 		}
 		b.Queue(`INSERT INTO asks (room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			ask.Room, ask.Seq, ask.Line, ask.From, ask.To, ask.Topic, ask.Text, nullTime(ask.Due),
+			ask.Room, ask.Seq, ask.Line, ask.From, ask.To, ask.Topic, ask.Text, ask.Due,
 			ask.Default, ask.Decider, ask.State)
 	}
 	if len(a.Answers) > 0 {
@@ -529,7 +529,10 @@ func collectAsks(rows pgx.Rows) ([]*parley.Ask, error) {
 			&a.Default, &a.Decider, &a.State, &a.ClosedBy); err != nil {
 			return nil, err
 		}
-		a.Due = fromNullTime(due)
+		if due != nil {
+			t := due.UTC()
+			a.Due = &t
+		}
 		return &a, nil
 	})
 }

@@ -113,7 +113,11 @@ func lapseBody(a *parley.Ask) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "v1 note %s to %s re %d n=2\n", lapseTopic(a), to, a.Seq)
-	fmt.Fprintf(&b, "lapsed ask line %d to %s, due %s\n", a.Line, a.To, formatTime(a.Due))
+	due := "no time"
+	if a.Due != nil {
+		due = formatTime(*a.Due)
+	}
+	fmt.Fprintf(&b, "lapsed ask line %d to %s, due %s\n", a.Line, a.To, due)
 	if a.Default != "" {
 		fmt.Fprintf(&b, "default applied: %s\n", oneLine(a.Default))
 	} else {

@@ -14,7 +14,7 @@ func ExampleRenderInbox() {
 		Unanswered: []parley.InboxAsk{{
 			Seq: 3, From: "builder", To: "yu",
 			Line:    "ask how to store rate-limit counters, 20260918T0900Z",
-			Due:     time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC),
+			Due:     new(time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC)),
 			Default: "silence past the ask time→A with the fail-open",
 		}},
 	}
@@ -32,7 +32,7 @@ func ExampleRenderState() {
 		Room: "demo", Topic: "limiter", LastSeq: 4,
 		OpenAsks: []*parley.Ask{{Seq: 2, From: "builder", To: "lead",
 			Text: "decide 20260918T0900Z: mock Redis in tests, or skip the route test",
-			Due:  time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC)}},
+			Due:  new(time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC))}},
 		Decisions: []parley.StateItem{{Seq: 4, Seat: "yu", Text: "A, with the fail-open"}},
 		Done: []parley.StateItem{{Seq: 2, Seat: "builder", Text: "limiter lib/rate-limit.ts sliding window",
 			Verdict: "verified: commit 3f9a2c1 on feat/rate-limit"}},

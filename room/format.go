@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
@@ -75,7 +76,16 @@ func refuseErrors(diags []convention.Diagnostic) error {
 	if first.Fix != "" {
 		hint = "try: " + first.Fix
 	}
-	return parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).With("diagnostics", convertDiags(diags))
+	all := convertDiags(diags)
+	listed, more := capDiags(all)
+	if more > 0 {
+		msg += fmt.Sprintf("; diagnostics lists the first %d of %d findings", len(listed), len(all))
+	}
+	err := parley.Errorf(parley.EINVALID, "%s", msg).WithHint("%s", hint).With("diagnostics", listed)
+	if more > 0 {
+		err = err.With("more_diagnostics", more)
+	}
+	return err
 }
 
 func convertDiags(diags []convention.Diagnostic) []parley.Diagnostic {
@@ -142,7 +152,10 @@ func asksOf(d *draft, from string) []*parley.Ask {
 		if l.Word != "ask" {
 			continue
 		}
-		due, _ := l.Time()
+		var due *time.Time
+		if t, ok := l.Time(); ok {
+			due = &t // 00010101T0000Z too: it is long past, not "no time"
+		}
 		asks = append(asks, &parley.Ask{Line: l.Num, From: from, To: to, Topic: d.topic, Text: l.Text,
 			Due: due, Default: dflt, Decider: decider, State: parley.AskOpen})
 	}
@@ -190,16 +203,26 @@ func label(done convention.Line) string {
 	return " line " + strconv.Itoa(done.Num)
 }
 
+// evidenceBudget bounds the time all evidence checks of one post may take together.
+const evidenceBudget = 10 * time.Second
+
 // evidenceNotes resolves every ev line and freezes the verdicts as notes:
 //
 //	! ev#1 verified: commit 3f9a2c1 on feat/rate-limit
 //	! ev#2 unverified: commit 3f9a2c1 not found in the repository
 //	! claim#3 unproven: a commit proves code exists, not that tests ran
 //	! done#4 unproven: no ev line under it
-func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft) []string {
+//
+// At most maxChecks ev lines are resolved (each can run git twice); the rest, and any left
+// when the request's deadline has passed, are frozen as unverified with the reason.
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) []string {
 	if d.conv == nil {
 		return nil
 	}
+	// The checks share one deadline, within the request's own.
+	ctx, cancel := context.WithTimeout(ctx, evidenceBudget)
+	defer cancel()
+	checks := 0
 	var notes []string
 	for _, p := range pairEvidence(d.conv) {
 		lbl := label(p.done)
@@ -209,7 +232,18 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft) []st
 		}
 		commitOnly := true
 		for _, ev := range p.evs {
-			v := s.ev.Resolve(ctx, room, ev.Text)
+			var v evidence.Verdict
+			switch {
+			case checks >= maxChecks:
+				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
+					Detail: fmt.Sprintf("too many evidence lines (the room checks at most %d per message)", maxChecks)}
+			case ctx.Err() != nil:
+				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
+					Detail: fmt.Sprintf("not checked: the evidence checks of one message stop after %s", evidenceBudget)}
+			default:
+				checks++
+				v = s.ev.Resolve(ctx, room, ev.Text)
+			}
 			notes = append(notes, "! ev"+lbl+" "+v.String())
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false

@@ -88,8 +88,8 @@ func RenderInbox(in *parley.Inbox) string {
 // askText is the ask's text, with its due time appended when the text does not carry it.
 func askText(a parley.InboxAsk) string {
 	t := oneLine(strings.TrimPrefix(a.Line, "ask "))
-	if !a.Due.IsZero() && !strings.Contains(t, formatTime(a.Due)) {
-		t += ", due " + formatTime(a.Due)
+	if a.Due != nil && !strings.Contains(t, formatTime(*a.Due)) {
+		t += ", due " + formatTime(*a.Due)
 	}
 	return t
 }

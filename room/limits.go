@@ -1,15 +1,12 @@
 package room
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/convention"
 )
 
 // The rate caps. Each seat has a message bucket (Policy.SeatMessagesPerMinute, burst
@@ -253,122 +250,4 @@ func fmtRate(perMinute float64) string {
 		return fmt.Sprintf("%d", int64(perMinute))
 	}
 	return fmt.Sprintf("%.2g", perMinute)
-}
-
-// The acknowledgement cap. A message is content-free when every fact line is an
-// acknowledgement ("ok", "thanks", "ack", "got it", "noted", "+1" …, optionally after one
-// plain label word such as `outcome`, and with seat names and punctuation ignored), or when it
-// has no fact lines at all. Plain text in a lenient room is judged line by line the same way.
-// A message with `re` that answers an open ask is never content-free.
-//
-// The rule: when the room's last ackRun messages from seats (the server's own excluded) were
-// all content-free, another content-free message is refused with EINVALID. Two seats can
-// acknowledge each other once; the third "thanks" in a row is the start of a loop that every
-// seat pays to read. Waiting would not make it acceptable, so it is not a rate limit.
-const ackRun = 2
-
-var ackPhrases = map[string]bool{
-	"ok": true, "okay": true, "k": true, "kk": true, "ack": true, "acked": true, "acknowledged": true,
-	"noted": true, "thanks": true, "thank you": true, "thx": true, "ty": true, "got it": true,
-	"roger": true, "roger that": true, "understood": true, "will do": true, "sounds good": true,
-	"great": true, "cool": true, "nice": true, "+1": true, "👍": true, "🙏": true, "received": true,
-	"copy": true, "copy that": true, "you too": true, "likewise": true, "no problem": true, "np": true,
-	"cheers": true, "perfect": true, "same": true, "confirmed": true, "all good": true,
-}
-
-// isAckText reports whether s is nothing but acknowledgement phrases (and seat names).
-func isAckText(s string, seats []string) bool {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		if strings.ContainsRune(",.;:!?()-—~", r) {
-			return ' '
-		}
-		return r
-	}, s)
-	words := strings.Fields(s)
-	if len(words) == 0 {
-		return true
-	}
-	for i := 0; i < len(words); {
-		switch {
-		case i+1 < len(words) && ackPhrases[words[i]+" "+words[i+1]]:
-			i += 2
-		case ackPhrases[words[i]] || contains(seats, words[i]) || words[i] == "all":
-			i++
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// contentFree applies the rule above to a parsed body.
-func contentFree(format, body string, m *convention.Message, seats []string) bool {
-	if m != nil {
-		for _, l := range m.Lines {
-			if l.Reserved {
-				return false
-			}
-			if !isAckText(l.Raw, seats) && !isAckText(l.Text, seats) {
-				return false
-			}
-		}
-		return true
-	}
-	if format != parley.FormatText {
-		return false // an AACP packet always carries a task
-	}
-	for _, l := range strings.Split(body, "\n") {
-		if !isAckText(l, seats) {
-			return false
-		}
-	}
-	return true
-}
-
-// checkAcks refuses the ackRun+1-th content-free message in a row.
-func (s *Service) checkAcks(ctx context.Context, room string, d *draft, seats []string) error {
-	if !contentFree(d.format, d.body, d.conv, seats) {
-		return nil
-	}
-	if d.re > 0 {
-		open, err := s.store.Asks(ctx, room, parley.AskOpen)
-		if err != nil {
-			return s.internal(ctx, "post: asks", err)
-		}
-		for _, a := range open {
-			if a.Seq == d.re {
-				return nil // "ok" can be the answer to an ask
-			}
-		}
-	}
-	last, err := s.store.LastSeq(ctx, room)
-	if err != nil {
-		return s.internal(ctx, "post: last seq", err)
-	}
-	// The server's own messages are skipped, so look a little further back than ackRun.
-	recent, err := s.store.Messages(ctx, room, max(0, last-4*ackRun), 0)
-	if err != nil {
-		return s.internal(ctx, "post: recent", err)
-	}
-	run := 0
-	for i := len(recent) - 1; i >= 0 && run < ackRun; i-- {
-		m := recent[i]
-		if m.Seat == parley.SystemSeat {
-			continue
-		}
-		var conv *convention.Message
-		if m.Format == parley.FormatConvention {
-			conv, _ = convention.Parse(m.Body)
-		}
-		if !contentFree(m.Format, m.Body, conv, seats) {
-			return nil
-		}
-		run++
-	}
-	if run < ackRun {
-		return nil
-	}
-	return parley.Errorf(parley.EINVALID, "the last %d messages in room %s were acknowledgements; a third adds nothing", ackRun, room).
-		WithHint("silence is fine: post when you have a fact, an answer or a question; acknowledge inside your next real message if you must")
 }

@@ -89,7 +89,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := ch.takeTokens(ctx, d.tokens); err != nil {
 		return nil, err
 	}
-	notes := s.evidenceNotes(ctx, room, d)
+	notes := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
 
 	msg := &parley.Message{
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
@@ -97,10 +97,10 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	}
 	a := &parley.Append{Message: msg, Asks: asksOf(d, seat.Name), DedupSince: since, DedupLast: r.Policy.DedupMessages}
 	for _, ask := range a.Asks {
-		if !ask.Due.IsZero() && !ask.Due.After(now) {
+		if ask.Due != nil && !ask.Due.After(now) {
 			// Not refused: the sender may mean it. But the default applies at once.
 			d.warnings = append(d.warnings, parley.Diagnostic{Line: ask.Line, Col: 1, Severity: "warning", Code: "ask-past",
-				Message: fmt.Sprintf("the ask's time %s has passed (server time %s): it lapses at once", formatTime(ask.Due), now.Format(TimeFormat)),
+				Message: fmt.Sprintf("the ask's time %s has passed (server time %s): it lapses at once", formatTime(*ask.Due), now.Format(TimeFormat)),
 				Fix:     "give a time in the future, in ISO basic UTC such as " + formatTime(now.Add(2*time.Hour).Truncate(time.Hour))})
 		}
 	}
@@ -122,12 +122,12 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	s.addStat(ctx, room, seat.Name, "tokens_posted", int64(d.tokens))
 	s.addStat(ctx, room, seat.Name, "messages", 1)
 	for _, ask := range a.Asks {
-		if !ask.Due.IsZero() {
+		if ask.Due != nil {
 			s.nudge()
 			break
 		}
 	}
-	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: nonNil(d.warnings)}, nil
+	return &parley.PostResult{Seq: m.Seq, Tokens: m.Tokens, Notes: nonNil(m.Notes), Warnings: capWarnings(d.warnings)}, nil
 }
 
 // Lint checks a draft as Post would (limits, format, validation, addressing, dedup, the
@@ -148,7 +148,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, err
 		}
 		if ds, ok := pe.Fields["diagnostics"].([]parley.Diagnostic); ok {
-			return ds, nil
+			return withMore(ds, moreOf(pe), "error"), nil
 		}
 		return []parley.Diagnostic{{Line: 1, Col: 1, Severity: "error", Code: pe.Code, Message: pe.Message, Fix: pe.Hint}}, nil
 	}
@@ -176,7 +176,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
 		return refused(err)
 	}
-	return nonNil(d.warnings), nil
+	return capWarnings(d.warnings), nil
 }
 
 // poster returns the caller's seat, fresh from the store: a seat revoked since its token was

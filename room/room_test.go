@@ -268,7 +268,7 @@ func TestStudyThread(t *testing.T) {
 	// yu owes an answer to #3 until it answers with re 3.
 	in := must(f.Svc.Inbox(ctx, f.Seats["demo/yu"], "demo"))(t)
 	if len(in.Unanswered) != 1 || in.Unanswered[0].Seq != 3 || in.Unanswered[0].From != "builder" ||
-		in.Unanswered[0].Due != time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC) ||
+		in.Unanswered[0].Due == nil || !in.Unanswered[0].Due.Equal(time.Date(2026, 9, 18, 9, 0, 0, 0, time.UTC)) ||
 		in.Unanswered[0].Default != "silence past the ask time→A with the fail-open" {
 		t.Fatalf("yu's inbox: %+v", in)
 	}

@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 
@@ -37,22 +38,46 @@ func (s *Service) State(ctx context.Context, c *parley.Caller, room, topic strin
 	if _, err := s.room(ctx, room); err != nil {
 		return nil, err
 	}
-	msgs, err := s.store.Messages(ctx, room, 0, 0)
-	if err != nil {
-		return nil, s.internal(ctx, "state", err)
-	}
 	asks, err := s.store.Asks(ctx, room, "")
 	if err != nil {
 		return nil, s.internal(ctx, "state", err)
 	}
+	// The room is read a chunk at a time, never whole: memory stays bounded by the chunk and
+	// by the record, which buildState keeps within its cap as it goes.
+	var readErr error
+	msgs := func(yield func(*parley.Message) bool) {
+		for after := int64(0); ; {
+			chunk, err := s.store.Messages(ctx, room, after, stateChunk)
+			if err != nil {
+				readErr = err
+				return
+			}
+			for _, m := range chunk {
+				if !yield(m) {
+					return
+				}
+				after = m.Seq
+			}
+			if len(chunk) < stateChunk {
+				return
+			}
+		}
+	}
 	rec := buildState(room, topic, msgs, asks)
+	if readErr != nil {
+		return nil, s.internal(ctx, "state", readErr)
+	}
 	if rec.LastSeq == 0 {
 		return nil, parley.Errorf(parley.ENOTFOUND, "room %s has no messages on topic %s", room, topic)
 	}
+	boundState(rec)
 	return rec, nil
 }
 
-func buildState(room, topic string, msgs []*parley.Message, asks []*parley.Ask) *parley.StateRecord {
+// stateChunk is how many messages State reads from the store at a time.
+const stateChunk = 64
+
+func buildState(room, topic string, msgs iter.Seq[*parley.Message], asks []*parley.Ask) *parley.StateRecord {
 	rec := &parley.StateRecord{
 		Room: room, Topic: topic, OpenAsks: []*parley.Ask{}, Decisions: []parley.StateItem{},
 		Done: []parley.StateItem{}, Claims: []parley.StateItem{}, Todos: []parley.StateItem{},
@@ -77,7 +102,8 @@ func buildState(room, topic string, msgs []*parley.Message, asks []*parley.Ask) 
 		conv *convention.Message
 	}
 	latest := map[string]parsed{}
-	for _, m := range msgs {
+	grown := 0 // bytes of items added since the record was last bounded, roughly
+	for m := range msgs {
 		if m.Topic != topic {
 			continue
 		}
@@ -87,6 +113,11 @@ func buildState(room, topic string, msgs []*parley.Message, asks []*parley.Ask) 
 			continue
 		}
 		conv, _ := convention.Parse(m.Body)
+		// Items are dropped oldest first, so what is dropped now would be dropped at the end.
+		if grown += len(m.Body) + 100*len(conv.Lines); grown > 4*StateJSONCap {
+			boundState(rec)
+			grown = 0
+		}
 		if m.Seat != parley.SystemSeat && (m.Intent == "report" || hasWord(conv, "todo", "block")) {
 			latest[m.Seat] = parsed{m, conv}
 		}
@@ -158,7 +189,8 @@ func decidedBy(a *parley.Ask, seat string) bool {
 const StateCap = 4096
 
 // RenderState writes a state record in the convention, at most StateCap bytes: when it would
-// be longer, the oldest items are dropped first and a line says how many.
+// be longer, the oldest items are dropped first and a line says how many (with those the
+// record itself left out, its Dropped).
 //
 //	v1 state limiter to all n=6
 //	ask #3 builder to yu: how to store rate-limit counters, 20260918T0900Z
@@ -177,8 +209,8 @@ func RenderState(r *parley.StateRecord) string {
 
 	for _, a := range r.OpenAsks {
 		lines := []string{fmt.Sprintf("ask #%d %s to %s: %s", a.Seq, a.From, a.To, clip(a.Text))}
-		if !a.Due.IsZero() && !strings.Contains(a.Text, formatTime(a.Due)) {
-			lines[0] += ", due " + formatTime(a.Due)
+		if a.Due != nil && !strings.Contains(a.Text, formatTime(*a.Due)) {
+			lines[0] += ", due " + formatTime(*a.Due)
 		}
 		if a.Decider != "" {
 			lines = append(lines, fmt.Sprintf("decider #%d %s", a.Seq, clip(a.Decider)))
@@ -257,8 +289,8 @@ func RenderState(r *parley.StateRecord) string {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return groups[order[a]].seq < groups[order[b]].seq })
-	dropped := 0
-	n, total := size(keep, 0)
+	dropped := r.Dropped // left out of the record already
+	n, total := size(keep, dropped)
 	for _, i := range order {
 		if total <= StateCap {
 			break

@@ -233,6 +233,23 @@ func fromNullMicros(v sql.NullInt64) time.Time {
 	return fromMicros(v.Int64)
 }
 
+// nullMicrosPtr stores an optional time: NULL for nil. Every instant, the zero time.Time
+// included, is a value.
+func nullMicrosPtr(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: toMicros(*t), Valid: true}
+}
+
+func fromNullMicrosPtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
 // sqliteCode returns the extended result code of a SQLite error, or 0.
 func sqliteCode(err error) int {
 	var e *sqlite.Error

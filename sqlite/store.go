@@ -362,7 +362,7 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 			ask.From = m.Seat
 		}
 		if _, err := t.exec(ctx, qInsertAsk,
-			ask.Room, ask.Seq, ask.Line, ask.From, ask.To, ask.Topic, ask.Text, nullMicros(ask.Due),
+			ask.Room, ask.Seq, ask.Line, ask.From, ask.To, ask.Topic, ask.Text, nullMicrosPtr(ask.Due),
 			ask.Default, ask.Decider, ask.State); err != nil {
 			if isUnique(err) {
 				return nil, parley.Errorf(parley.EINVALID, "two asks on line %d", ask.Line)
@@ -541,7 +541,7 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 			&a.Default, &a.Decider, &a.State, &a.ClosedBy); err != nil {
 			return nil, err
 		}
-		a.Due = fromNullMicros(due)
+		a.Due = fromNullMicrosPtr(due)
 		asks = append(asks, &a)
 	}
 	return asks, rows.Err()

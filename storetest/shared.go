@@ -144,7 +144,7 @@ func testSharedLapseRace(t *testing.T, open OpenPair) {
 	for i := range 10 {
 		m := MustAppend(t, a, &parley.Append{
 			Message: msg("limiter", "alice", fmt.Sprintf("v1 request x to bob n=1\nask %d", i)),
-			Asks:    []*parley.Ask{{Line: 2, To: "bob", Text: "size?", Due: t0}},
+			Asks:    []*parley.Ask{{Line: 2, To: "bob", Text: "size?", Due: ptr(t0)}},
 		})
 		ask := &parley.Ask{Room: "limiter", Seq: m.Seq, Line: 2}
 		ms, errs := race(a, b, func(s parley.Store) (*parley.Message, error) {

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Open) {
 		{"AsksAnsweredOnlyByAddressee", testAsksAddressee},
 		{"AsksOrder", testAsksOrder},
 		{"DueAsksAcrossRooms", testDueAsksAcrossRooms},
+		{"DueAtZeroTime", testDueAtZeroTime},
 		{"Runs", testRuns},
 		{"Stats", testStats},
 		{"Watch", testWatch},
@@ -545,7 +546,7 @@ func testTimeRoundTrip(t *testing.T, s parley.Store) {
 
 	m := msg("limiter", "alice", "v1 note t to all n=0")
 	m.Time = at
-	got := MustAppend(t, s, &parley.Append{Message: m, Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "x", Due: at.Add(time.Hour)}}})
+	got := MustAppend(t, s, &parley.Append{Message: m, Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "x", Due: ptr(at.Add(time.Hour))}}})
 	checkTime(t, "Append returned time", got.Time, at)
 	read, err := s.Message(ctx(t), "limiter", got.Seq)
 	if err != nil {
@@ -556,7 +557,10 @@ func testTimeRoundTrip(t *testing.T, s parley.Store) {
 	if err != nil || len(asks) != 1 {
 		t.Fatalf("Asks = %v, %v", asks, err)
 	}
-	checkTime(t, "ask due", asks[0].Due, at.Add(time.Hour))
+	if asks[0].Due == nil {
+		t.Fatal("ask due: nil")
+	}
+	checkTime(t, "ask due", *asks[0].Due, at.Add(time.Hour))
 
 	// Nanoseconds below the microsecond are dropped, the same way by Append and by reads.
 	m = msg("limiter", "alice", "v1 note nanos to all n=0")
@@ -725,8 +729,8 @@ func testDedupLastN(t *testing.T, s parley.Store) {
 func testAsks(t *testing.T, s parley.Store) {
 	MustCreateRoom(t, s, "limiter")
 	asks := []*parley.Ask{
-		{Line: 2, From: "alice", To: "bob", Topic: "limiter", Text: "which bucket size?", Due: t0.Add(time.Hour), Default: "64", Decider: "yu"},
-		{Line: 3, From: "alice", To: "carol", Topic: "limiter", Text: "review?", Due: t0.Add(2 * time.Hour)},
+		{Line: 2, From: "alice", To: "bob", Topic: "limiter", Text: "which bucket size?", Due: ptr(t0.Add(time.Hour)), Default: "64", Decider: "yu"},
+		{Line: 3, From: "alice", To: "carol", Topic: "limiter", Text: "review?", Due: ptr(t0.Add(2 * time.Hour))},
 		{Line: 4, From: "alice", To: "all", Topic: "limiter", Text: "objections?"},
 	}
 	m1 := MustAppend(t, s, &parley.Append{Message: msg("limiter", "alice", "v1 request limiter to bob,carol,all n=3\nask a\nask b\nask c"), Asks: asks})
@@ -836,8 +840,8 @@ func testAsksAddressee(t *testing.T, s parley.Store) {
 	if open[0].From != "alice" {
 		t.Fatalf("ask From = %q, want the sender alice", open[0].From)
 	}
-	if !open[0].Due.IsZero() {
-		t.Fatalf("ask without time: Due = %v, want zero", open[0].Due)
+	if open[0].Due != nil {
+		t.Fatalf("ask without time: Due = %v, want nil", *open[0].Due)
 	}
 	m3 := MustAppend(t, s, &parley.Append{Message: msg("limiter", "bob", "v1 answer limiter to alice re 1 n=1\nrec 4"), Answers: []int64{m1.Seq}})
 	all, err := s.Asks(ctx(t), "limiter", "")
@@ -874,9 +878,9 @@ func testDueAsksAcrossRooms(t *testing.T, s parley.Store) {
 	MustCreateRoom(t, s, "a")
 	MustCreateRoom(t, s, "b")
 	MustAppend(t, s, &parley.Append{Message: msg("a", "alice", "v1 request x to bob n=1\nask late"),
-		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "late", Due: t0.Add(3 * time.Hour)}}})
+		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "late", Due: ptr(t0.Add(3 * time.Hour))}}})
 	MustAppend(t, s, &parley.Append{Message: msg("b", "alice", "v1 request x to bob n=2\nask early\nask none"),
-		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "early", Due: t0.Add(time.Hour)}, {Line: 3, To: "bob", Text: "none"}}})
+		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "early", Due: ptr(t0.Add(time.Hour))}, {Line: 3, To: "bob", Text: "none"}}})
 	next, err := s.NextDue(ctx(t))
 	if err != nil || !next.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("NextDue = %v, %v, want %v", next, err, t0.Add(time.Hour))
@@ -891,6 +895,22 @@ func testDueAsksAcrossRooms(t *testing.T, s parley.Store) {
 	}
 	if want := []string{"b:early", "a:late"}; !slices.Equal(got, want) {
 		t.Fatalf("DueAsks = %v, want %v (earliest first, none without a time)", got, want)
+	}
+}
+
+// testDueAtZeroTime: an ask due at Go's zero time (0001-01-01T00:00Z, as a post may write
+// it) is a time like any other, long past: it is kept, and due.
+func testDueAtZeroTime(t *testing.T, s parley.Store) {
+	MustCreateRoom(t, s, "a")
+	MustAppend(t, s, &parley.Append{Message: msg("a", "alice", "v1 request x to bob n=1\nask 00010101T0000Z"),
+		Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "00010101T0000Z", Due: ptr(time.Time{})}}})
+	open, err := s.Asks(ctx(t), "a", parley.AskOpen)
+	if err != nil || len(open) != 1 || open[0].Due == nil || !open[0].Due.IsZero() {
+		t.Fatalf("Asks = %s, %v, want one due at the zero time", dumpAsks(open), err)
+	}
+	due, err := s.DueAsks(ctx(t), t0)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("DueAsks = %s, %v, want the ask due at the zero time", dumpAsks(due), err)
 	}
 }
 
@@ -1115,3 +1135,5 @@ func testEmptyLists(t *testing.T, s parley.Store) {
 		t.Fatalf("Stats on an empty room = %v (nil %v), %v; want an empty map", stats, stats == nil, err)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -261,25 +261,34 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request, u *user) error {
 }
 
 // topics lists the topics named in the room's convention headers, most recent first. It
-// reads the history in one call and takes the line after each `#<seq> ` line: the server
-// refuses bodies with such lines, and a wrong guess here would only add a link.
+// reads the history a page at a time (so memory stays bounded however large the room) and
+// takes the line after each `#<seq> ` line: the server refuses bodies with such lines, and a
+// wrong guess here would only add a link.
 func (h *Handler) topics(r *http.Request, u *user, room string) ([]string, error) {
-	hist, _, err := h.svc.History(r.Context(), reader, room, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(string(hist), "\n")
-	var out []string
-	for i := len(lines) - 2; i >= 0; i-- {
-		l := lines[i]
-		if len(l) < 2 || l[0] != '#' || l[1] < '0' || l[1] > '9' || !convention.Looks(lines[i+1]) {
-			continue
+	var out []string // oldest first, each topic where it was last named
+	for after := int64(0); ; {
+		hist, last, err := h.svc.History(r.Context(), reader, room, after, 0)
+		if err != nil {
+			return nil, err
 		}
-		m, _ := convention.Parse(lines[i+1])
-		if t := m.Header.Topic; t != "" && !slices.Contains(out, t) {
-			out = append(out, t)
+		if last <= after {
+			break
+		}
+		after = last
+		lines := strings.Split(string(hist), "\n")
+		for i := 0; i+1 < len(lines); i++ {
+			l := lines[i]
+			if len(l) < 2 || l[0] != '#' || l[1] < '0' || l[1] > '9' || !convention.Looks(lines[i+1]) {
+				continue
+			}
+			m, _ := convention.Parse(lines[i+1])
+			if t := m.Header.Topic; t != "" {
+				out = slices.DeleteFunc(out, func(s string) bool { return s == t })
+				out = append(out, t)
+			}
 		}
 	}
+	slices.Reverse(out)
 	return out, nil
 }
 

@@ -16,7 +16,8 @@ const readDescription = `
 Print a room's history: every message as '#<seq> <seat> <time>', its body exactly as
 posted, and the server's notes ('! …'), a blank line between messages. Every seat gets the
 same bytes for the same range, which is what lets an agent's prompt cache hit. --after N
-starts after message N; --limit K stops after K messages.
+starts after message N; --limit K stops after K messages. The server sends history in pages
+(at most 1,000 messages or 4 MiB each); parley read follows them to the end.
 
 With --follow, parley prints the history and then each new message as it is posted, until
 interrupted; it reconnects by itself and resumes after the last message it printed.`
@@ -50,18 +51,40 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	}
 	room := pos[0]
 	if !*follow {
-		q := "?after=" + strconv.FormatInt(*after, 10)
-		if *limit > 0 {
-			q += "&limit=" + strconv.Itoa(*limit)
+		return readPages(ctx, e, c, room, *after, *limit)
+	}
+	return followRoom(ctx, e, c, room, *after)
+}
+
+// readPages prints the history after `after`, at most limit messages (0: all of it), one
+// server page at a time: the server bounds each page and names the next one's start in the
+// X-Parley-Next-After header.
+func readPages(ctx context.Context, e *env, c *apiClient, room string, after int64, limit int) error {
+	left := limit
+	for {
+		q := "?after=" + strconv.FormatInt(after, 10)
+		if limit > 0 {
+			q += "&limit=" + strconv.Itoa(left)
 		}
-		b, _, err := c.text(ctx, apiRequest{method: "GET", path: roomPath(room, "history") + q})
+		b, h, err := c.text(ctx, apiRequest{method: "GET", path: roomPath(room, "history") + q})
 		if err != nil {
 			return err
 		}
-		_, err = e.stdout.Write(b)
-		return err
+		if _, err := e.stdout.Write(b); err != nil {
+			return err
+		}
+		next, err := strconv.ParseInt(h.Get("X-Parley-Next-After"), 10, 64)
+		if err != nil || next <= after {
+			return nil // the last page, or a server that does not page
+		}
+		if limit > 0 {
+			left -= int(next - after) // seqs are gapless
+			if left <= 0 {
+				return nil
+			}
+		}
+		after = next
 	}
-	return followRoom(ctx, e, c, room, *after)
 }
 
 // followRoom prints the room's messages from the event stream, reconnecting with backoff after
