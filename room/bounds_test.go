@@ -145,7 +145,7 @@ func TestHistoryPagesBoundCount(t *testing.T) {
 
 func TestAckCapCountsOnlyAcknowledgements(t *testing.T) {
 	f := MustFixture(t, "")
-	f.MustRoom("r", nil, "a", "b")
+	f.MustRoom("r", &parley.Policy{SeatBurst: 1000}, "a", "b") // refusals count against the cap
 	f.MustRoom("l", bigPolicy(), "a", "b")
 	for _, words := range [][]string{
 		{"red", "green", "rolled-back", "b", "all", "a", "42", "yes", "no"},

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
