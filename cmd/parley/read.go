@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 const readDescription = `
@@ -58,7 +60,9 @@ func runRead(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = e.stdout.Write(b)
+		// The lines as every edge shows them (package textline): a character a terminal
+		// would take for a line end or a reordering is printed escaped, whatever the server.
+		_, err = io.WriteString(e.stdout, textline.Text(string(b)))
 		return err
 	}
 	return followRoom(ctx, e, c, room, *after)
@@ -114,7 +118,7 @@ func followOnce(ctx context.Context, e *env, c *apiClient, room string, cursor *
 			return fmt.Errorf("event id %q is not a seq", id)
 		}
 		// The event's data plus a newline is the message's history text.
-		if _, err := io.WriteString(e.stdout, data+"\n"); err != nil {
+		if _, err := io.WriteString(e.stdout, textline.Text(data+"\n")); err != nil {
 			return err
 		}
 		*cursor = seq
