@@ -95,6 +95,14 @@ func Text(text string) string {
 // its first visible one. For a body that Check accepts this is the body itself, with CRLF
 // written as LF.
 func AppendBody(dst []byte, body string) []byte {
+	if clean(body) && !anyLookalike(body) {
+		// The common case, and every body the rules accept without a CRLF: the body itself.
+		dst = append(dst, body...)
+		if body == "" || body[len(body)-1] != '\n' {
+			dst = append(dst, '\n')
+		}
+		return dst
+	}
 	lines := Split(body)
 	if len(lines) > 1 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -117,4 +125,16 @@ func AppendBody(dst []byte, body string) []byte {
 // Escaped character in it are escaped.
 func AppendNote(dst []byte, note string) []byte {
 	return appendEscape(dst, note, true)
+}
+
+// anyLookalike reports whether any LF-ended line of body passes for a header or a note.
+func anyLookalike(body string) bool {
+	for body != "" {
+		l, rest, _ := strings.Cut(body, "\n")
+		if k, _, _ := Lookalike(l); k != Plain {
+			return true
+		}
+		body = rest
+	}
+	return false
 }
