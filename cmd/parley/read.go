@@ -15,8 +15,10 @@ import (
 )
 
 const readDescription = `
-Print a room's history: every message as '#<seq> <seat> <time>', its body exactly as
-posted, and the server's notes ('! …'), a blank line between messages. Every seat gets the
+Print a room's history: every message as '#<seq> <seat> <time>', its body as posted
+(CRLF shown as LF), and the server's notes ('! …'), a blank line between messages. A
+character that could end a line or reorder text (a lone CR, NEL, U+2028, U+2029, a bidi
+control; only older messages can hold one) is printed as [U+XXXX]. Every seat gets the
 same bytes for the same range, which is what lets an agent's prompt cache hit. --after N
 starts after message N; --limit K stops after K messages.
 
