@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 // writeWait bounds one write to an event stream: a reader that stops reading is dropped
@@ -22,9 +23,9 @@ const writeWait = 30 * time.Second
 //	data: <next line …>
 //
 // The event's data plus one "\n" is exactly that message's history text (SSE drops the
-// final newline), so a follower can rebuild the same bytes as GET …/history. The one
-// exception: SSE cannot carry a CR (it ends a line), so a body's CR and CRLF line endings
-// arrive as LF; a reader that needs those bytes exactly reads history. The stream
+// final newline), so a follower can rebuild the same bytes as GET …/history: the lines are
+// package textline's, as in history, which holds no CR, NEL, U+2028 or U+2029 that an SSE
+// parser or a terminal could take for a line end. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
 // a comment line every heartbeat while idle; at each heartbeat the token is checked again,
 // and the stream ends once it is revoked or rotated. Appends on this or (PostgreSQL) any other
@@ -129,16 +130,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	}
 }
 
-// appendEvent appends one SSE message event for the history text of message seq.
+// appendEvent appends one SSE message event for the history text of message seq, one data
+// line per line of the text as textline.Split defines them: a character that would end an
+// SSE line (a CR) never reaches the stream, even in text from an older server.
 func appendEvent(b []byte, seq int64, text []byte) []byte {
 	b = append(b, "id: "...)
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, "\nevent: message\n"...)
-	data := strings.TrimSuffix(string(text), "\n")
-	if strings.IndexByte(data, '\r') >= 0 {
-		data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
-	}
-	for line := range strings.SplitSeq(data, "\n") {
+	for _, line := range textline.Split(strings.TrimSuffix(string(text), "\n")) {
 		b = append(b, "data: "...)
 		b = append(b, line...)
 		b = append(b, '\n')

@@ -584,8 +584,9 @@ func TestMountAndMetrics(t *testing.T) {
 	}
 }
 
-// TestEventsCarriageReturn checks that a body with CR line endings cannot break the event
-// stream's framing: SSE ends a line at CR too.
+// TestEventsCarriageReturn checks that a CR in history text (from a body stored before the
+// line rules, or an older server) cannot break the event stream's framing, though SSE ends a
+// line at CR too: a CRLF is a line end, any other CR is shown escaped (package textline).
 func TestEventsCarriageReturn(t *testing.T) {
 	h := &history{}
 	h.add("#1 lead 20260919T1200Z\r\nhello\rworld\n\n")
@@ -603,7 +604,7 @@ func TestEventsCarriageReturn(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	events := readEvents(resp.Body)
-	if ev := <-events; ev.id != "1" || ev.data+"\n" != "#1 lead 20260919T1200Z\nhello\nworld\n\n" {
+	if ev := <-events; ev.id != "1" || ev.data+"\n" != "#1 lead 20260919T1200Z\nhello[U+000D]world\n\n" {
 		t.Errorf("event 1 = %+v", ev)
 	}
 	if ev := <-events; ev.id != "2" || ev.data+"\n" != h.msgs[1] {

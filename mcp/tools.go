@@ -15,6 +15,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/textline"
 	"github.com/parleyhq/parley/room"
 )
 
@@ -237,8 +238,8 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		fmt.Fprintf(&b, "no new messages after #%d\n", after)
 	} else {
 		// History ends each message with a blank line, which also separates it from the
-		// per-seat block below.
-		b.Write(hist)
+		// per-seat block below. Its lines are package textline's, as on every edge.
+		b.WriteString(textline.Text(string(hist)))
 	}
 	// The per-seat block stays after the history so the history bytes are the same for every
 	// reader and a provider's prompt cache can keep them.

@@ -67,7 +67,8 @@ func FuzzPost(f *testing.F) {
 			t.Fatalf("history of #%d does not split into one message (%v):\n%s", out.Seq, err, page.Body)
 		}
 		e := entries[0]
-		want := strings.TrimSuffix(string(body), "\n")
+		// History shows the body's lines as package textline defines them: CRLF as LF.
+		want := strings.TrimSuffix(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n")
 		if e.Seq != out.Seq || e.Seat != "poster" || !strings.HasPrefix(e.Body, want) {
 			t.Fatalf("history #%d %s does not hold the body as posted:\nposted %q\nhistory %q", e.Seq, e.Seat, body, e.Body)
 		}

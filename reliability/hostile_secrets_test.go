@@ -67,7 +67,7 @@ func secretCases(env *hostileEnv) []hostile {
 		refuse("own token split by a soft hyphen", tok[:9]+"\u00ad"+tok[9:], own),
 		refuse("own token split by word joiners", splitEvery(tok, "\u2060"), own),
 		refuse("own token with a BOM and a ZWJ", "\ufeff"+tok[:4]+"\u200d"+tok[4:], own),
-		refuse("own token behind a bidi override", "\u202e"+tok+"\u202c", own),
+		refuse("own token behind a bidi override", "\u202e"+tok+"\u202c", "bidirectional control U+202E"), // the line rules refuse it before the scan
 		refuse("own token in fullwidth letters", wide(tok), own),
 		refuse("own token glued and split", "k"+tok[:30]+"\u200c"+tok[30:]+"z", own),
 		refuse("revoked seat's token glued", "x"+env.tokens["gone"], own),

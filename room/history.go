@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 // TimeFormat is how history writes a message's server time: ISO basic, UTC, with seconds.
@@ -123,12 +124,16 @@ fill:
 // AppendMessage appends one message's history block to dst:
 //
 //	#<seq> <seat> <time>\n
-//	<body as posted; a final \n added only if it lacks one>
+//	<body, line by line>\n
 //	<each note>\n
 //	\n
 //
-// Every block ends with a blank line, so the text after any seq is exactly a suffix of the
-// whole.
+// The body's lines are package textline's, the one definition every edge uses: each line
+// ends in LF (a CRLF is written as LF; a body without a final line end gets one), and
+// anything stored before the line rules that could break a line or pass for a header or a
+// note is shown escaped as [U+XXXX] (see textline.AppendBody). For every body the rules
+// accept, that is the body as posted, with CRLF as LF. Every block ends with a blank line,
+// so the text after any seq is exactly a suffix of the whole.
 func AppendMessage(dst []byte, m *parley.Message) []byte {
 	dst = append(dst, '#')
 	dst = strconv.AppendInt(dst, m.Seq, 10)
@@ -137,12 +142,9 @@ func AppendMessage(dst []byte, m *parley.Message) []byte {
 	dst = append(dst, ' ')
 	dst = m.Time.UTC().AppendFormat(dst, TimeFormat)
 	dst = append(dst, '\n')
-	dst = append(dst, m.Body...)
-	if len(m.Body) == 0 || m.Body[len(m.Body)-1] != '\n' {
-		dst = append(dst, '\n')
-	}
+	dst = textline.AppendBody(dst, m.Body)
 	for _, n := range m.Notes {
-		dst = append(dst, n...)
+		dst = textline.AppendNote(dst, n)
 		dst = append(dst, '\n')
 	}
 	return append(dst, '\n')

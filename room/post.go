@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
@@ -217,60 +216,6 @@ func (s *Service) activeSeats(ctx context.Context, room string) ([]string, error
 		}
 	}
 	return names, nil
-}
-
-// checkLimits enforces the size cap and the character rules. History is the bytes as
-// posted, so anything that could forge its structure (a line that reads as a message header
-// or a server note) or upset a terminal (control characters) is refused here.
-func checkLimits(body []byte, p parley.Policy) error {
-	if len(body) > p.MaxMessageBytes {
-		return parley.Errorf(parley.ETOOLARGE, "the message is %d bytes; this room takes at most %d", len(body), p.MaxMessageBytes).
-			WithHint("split it, or send the bulk as a reference (a path, a commit) and keep the facts")
-	}
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return parley.Errorf(parley.EINVALID, "the message is empty").
-			WithHint("write a header and fact lines: v1 <intent> <topic> to <seat> n=<fact lines>")
-	}
-	if !utf8.Valid(body) {
-		off := 0
-		for off < len(body) {
-			r, n := utf8.DecodeRune(body[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		line, col := position(string(body), off)
-		return invalidAt(line, col, "utf8", fmt.Sprintf("line %d, column %d: the message is not valid UTF-8", line, col),
-			"send text encoded as UTF-8")
-	}
-	src := string(body)
-	for i, r := range src {
-		if r == '\t' || r == '\n' || r == '\r' {
-			continue
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			line, col := position(src, i)
-			return invalidAt(line, col, "control", fmt.Sprintf("line %d, column %d: control character U+%04X", line, col, r),
-				"remove it; only tab, CR and LF are allowed")
-		}
-	}
-	for n, line := range strings.Split(src, "\n") {
-		if isForgery(line) {
-			return invalidAt(n+1, 1, "forgery", fmt.Sprintf("line %d starts like a history header or a server note", n+1),
-				"history marks messages with `#<seq>` and server notes with `! `: start the line with a word")
-		}
-	}
-	return nil
-}
-
-// isForgery reports whether a body line would read, in history, as a message header
-// (`#12 …`) or as one of the server's notes (`! …`).
-func isForgery(line string) bool {
-	if strings.HasPrefix(line, "! ") || line == "!" || line == "!\r" {
-		return true
-	}
-	return len(line) >= 2 && line[0] == '#' && line[1] >= '0' && line[1] <= '9'
 }
 
 func checkKey(key string) error {

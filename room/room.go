@@ -14,11 +14,15 @@
 // History is append-only and byte-stable: each message renders as
 //
 //	#<seq> <seat> <time>
-//	<body, exactly as posted, with a newline added if it lacked one>
+//	<body as posted, lines ended by LF (CRLF shown as LF), a newline added if it lacked one>
 //	! <note frozen at post time>
 //	<blank line>
 //
-// so that History(after=N) is exactly the suffix of the full text and every reader of a range
+// The lines are package textline's, the one definition every edge uses: a body may end a
+// line only with LF or CRLF and may hold no line that passes for a header or a note, and a
+// body stored before those rules is shown with the offending characters escaped as [U+XXXX]
+// (textline.AppendBody), so that it too stays one message without a forged note.
+// History(after=N) is exactly the suffix of the full text and every reader of a range
 // gets identical bytes, which is what lets provider prompt caches hit.
 //
 // Locks: the Service holds four small mutexes (rate limiters, read marks, counters, the block

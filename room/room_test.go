@@ -366,12 +366,16 @@ func TestHistoryBodyWithoutFinalNewline(t *testing.T) {
 	f.MustPost("r/a", "v1 note x to b n=1\nfact one")
 	f.MustPost("r/b", "plain words\r\nsecond line\r\n")
 	got := f.History("r/a", 0)
-	if !strings.HasPrefix(got, "#1 a 20260917T090005Z\nv1 note x to b n=1\nfact one\n\n#2 b 20260917T090005Z\nplain words\r\nsecond line\r\n\n") {
+	// History's lines are package textline's: a CRLF is shown as LF, as on every edge.
+	if !strings.HasPrefix(got, "#1 a 20260917T090005Z\nv1 note x to b n=1\nfact one\n\n#2 b 20260917T090005Z\nplain words\nsecond line\n\n") {
 		t.Errorf("history:\n%q", got)
 	}
 	// The stored body keeps its bytes exactly.
 	m, err := f.Store.Message(t.Context(), "r", 1)
 	if err != nil || m.Body != "v1 note x to b n=1\nfact one" {
+		t.Errorf("stored body %q, %v", m.Body, err)
+	}
+	if m, err := f.Store.Message(t.Context(), "r", 2); err != nil || m.Body != "plain words\r\nsecond line\r\n" {
 		t.Errorf("stored body %q, %v", m.Body, err)
 	}
 }

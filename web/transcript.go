@@ -11,6 +11,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 // message is one history entry as the transcript shows it.
@@ -68,8 +69,10 @@ func (h *Handler) messages(ctx context.Context, room string, after, last int64) 
 //	<body>
 //	! <note>…
 func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
-	text := strings.TrimRight(string(chunk), "\n")
-	head, rest, _ := strings.Cut(text, "\n")
+	// Lines as every edge splits them (package textline): history from this server needs no
+	// change, and a character that could end a line elsewhere is shown escaped.
+	split := textline.Split(strings.TrimRight(string(chunk), "\n"))
+	head, rest := split[0], split[1:]
 	m := &message{Seq: seq, Tokens: -1}
 	if f := strings.Fields(head); len(f) >= 3 && f[0] == "#"+strconv.FormatInt(seq, 10) {
 		m.Seat, m.Time = f[1], f[2]
@@ -78,7 +81,7 @@ func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
 			m.Shown = t.Format("2 Jan 15:04:05 UTC")
 		}
 	}
-	lines := strings.Split(rest, "\n")
+	lines := rest
 	// The server's notes are the trailing "! " lines; they are not part of the body.
 	end := len(lines)
 	for end > 0 && strings.HasPrefix(lines[end-1], "! ") {

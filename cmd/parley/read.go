@@ -10,11 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 const readDescription = `
-Print a room's history: every message as '#<seq> <seat> <time>', its body exactly as
-posted, and the server's notes ('! …'), a blank line between messages. Every seat gets the
+Print a room's history: every message as '#<seq> <seat> <time>', its body as posted
+(CRLF shown as LF), and the server's notes ('! …'), a blank line between messages. A
+character that could end a line or reorder text (a lone CR, NEL, U+2028, U+2029, a bidi
+control; only older messages can hold one) is printed as [U+XXXX]. Every seat gets the
 same bytes for the same range, which is what lets an agent's prompt cache hit. --after N
 starts after message N; --limit K stops after K messages. The server sends history in pages
 (at most 1,000 messages or 4 MiB each); parley read follows them to the end.
@@ -70,7 +74,9 @@ func readPages(ctx context.Context, e *env, c *apiClient, room string, after int
 		if err != nil {
 			return err
 		}
-		if _, err := e.stdout.Write(b); err != nil {
+		// The lines as every edge shows them (package textline): a character a terminal
+		// would take for a line end or a reordering is printed escaped, whatever the server.
+		if _, err := io.WriteString(e.stdout, textline.Text(string(b))); err != nil {
 			return err
 		}
 		next, err := strconv.ParseInt(h.Get("X-Parley-Next-After"), 10, 64)
@@ -137,7 +143,7 @@ func followOnce(ctx context.Context, e *env, c *apiClient, room string, cursor *
 			return fmt.Errorf("event id %q is not a seq", id)
 		}
 		// The event's data plus a newline is the message's history text.
-		if _, err := io.WriteString(e.stdout, data+"\n"); err != nil {
+		if _, err := io.WriteString(e.stdout, textline.Text(data+"\n")); err != nil {
 			return err
 		}
 		*cursor = seq
