@@ -31,6 +31,10 @@ func (s *Service) History(ctx context.Context, c *parley.Caller, room string, af
 	if len(msgs) == 0 {
 		return []byte{}, after, nil
 	}
+	// A stream or waiting read whose token was revoked meanwhile gets none of them (hold.go).
+	if err := s.confirmHold(ctx); err != nil {
+		return nil, 0, err
+	}
 	var buf []byte
 	blocks := make([]int, 0, len(msgs)) // end offset of each message's block
 	for _, m := range msgs {

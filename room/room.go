@@ -70,6 +70,7 @@ type Service struct {
 	stats    statBuf
 	roster   roster // cached room policy and active seats, for posts
 	blocks   blockTokens
+	holds    holds // long-lived requests, by seat, ended when their token stops working (hold.go)
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 }
 
@@ -379,6 +380,7 @@ func (s *Service) RevokeSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err != nil {
 		return s.internal(ctx, "revoke seat", err)
 	}
+	s.endHolds(ctx, room, name)
 	return nil
 }
 
@@ -406,6 +408,7 @@ func (s *Service) RotateSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err := s.store.SetSeatToken(ctx, room, name, hash); err != nil {
 		return "", s.internal(ctx, "rotate seat", err)
 	}
+	s.endHolds(ctx, room, name)
 	return tok, nil
 }
 
