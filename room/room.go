@@ -70,8 +70,8 @@ type Service struct {
 	stats    statBuf
 	roster   roster // cached room policy and active seats, for posts
 	blocks   blockTokens
-	holds    holds // long-lived requests, by seat, ended when their token stops working (hold.go)
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
+	holds    holds         // long-lived requests by seat, ended with their token (hold.go)
 }
 
 var _ parley.RoomService = (*Service)(nil)

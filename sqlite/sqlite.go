@@ -45,7 +45,7 @@ type Store struct {
 	read  *sql.DB    // a pool of query_only connections
 	w, r  *stmtCache // prepared statements of write and read
 	watch *fanout.Hub
-	seats *fanout.Seats // revocations and rotations, for WatchSeats
+	seats *fanout.Seats
 	once  sync.Once // Close
 	err   error     // of Close
 
