@@ -74,6 +74,16 @@ func (r *sessions) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if ss == nil || ss.ID() == "" {
 			return next(ctx, method, req)
 		}
+		if method != "initialize" && ss.InitializeParams() == nil {
+			// Not a session yet (a client probing with server/discover, say): the SDK
+			// closes it after this request unless the request made it one, as a
+			// sessionless-protocol request can. Then it counts like any other.
+			res, err := next(ctx, method, req)
+			if ss.InitializeParams() != nil {
+				r.admit(ss, req.GetExtra())
+			}
+			return res, err
+		}
 		s, err := r.admit(ss, req.GetExtra())
 		if err != nil {
 			return nil, err
