@@ -20,6 +20,7 @@ type streamWriter struct {
 	rc   *http.ResponseController
 	mu   sync.Mutex // orders deadline changes: a send's, and the interruption's
 	stop func() bool
+	done bool // set under mu once the handler is finishing: no interruption after that
 }
 
 func newStreamWriter(ctx context.Context, w http.ResponseWriter) *streamWriter {
@@ -27,7 +28,9 @@ func newStreamWriter(ctx context.Context, w http.ResponseWriter) *streamWriter {
 	sw.stop = context.AfterFunc(ctx, func() {
 		sw.mu.Lock()
 		defer sw.mu.Unlock()
-		_ = sw.rc.SetWriteDeadline(time.Now())
+		if !sw.done {
+			_ = sw.rc.SetWriteDeadline(time.Now())
+		}
 	})
 	return sw
 }
@@ -55,6 +58,7 @@ func (sw *streamWriter) farewell(err error) {
 		return
 	}
 	sw.mu.Lock()
+	sw.done = true
 	_ = sw.rc.SetWriteDeadline(time.Now().Add(time.Second))
 	sw.mu.Unlock()
 	if _, err := sw.w.Write([]byte(": " + strings.ReplaceAll(parley.ErrorMessage(err), "\n", " ") + "\n\n")); err == nil {
@@ -62,8 +66,15 @@ func (sw *streamWriter) farewell(err error) {
 	}
 }
 
-// close stops watching the hold.
-func (sw *streamWriter) close() { sw.stop() }
+// close stops watching the hold and clears the write deadline, which would otherwise pass
+// on to the next request on a kept-alive connection.
+func (sw *streamWriter) close() {
+	sw.stop()
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.done = true
+	_ = sw.rc.SetWriteDeadline(time.Time{})
+}
 
 // streamWriteWait bounds one write to the live stream.
 const streamWriteWait = 30 * time.Second
