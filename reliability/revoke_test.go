@@ -404,59 +404,79 @@ func revokeAtOnce(t *testing.T, store string) {
 	env := startRevokeEnv(t, store)
 	for _, e := range revokeEdges {
 		for _, action := range []string{"revoke", "rotate"} {
-			t.Run(e.name+"/"+action, func(t *testing.T) {
-				seat := e.name + "-" + action
-				token := env.a.AddSeat(t, "rv", seat, "agent")
-				env.post(t, "before "+seat)
-				after := env.lastSeq(t)
-				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-				defer cancel()
-				lb := e.open(t, ctx, env.b, token, after)
-				if e.name == "sse" || e.name == "web" {
-					// The stream delivers while the token is good.
-					env.post(t, "while good "+seat)
-					lb.waitFor(t, "while good "+seat)
-					after = env.lastSeq(t)
-				}
+			// idle: nothing is posted until the stream has ended, so that only the revocation
+			// can have ended it (the latency quoted); busy: a post follows the revocation at
+			// once, racing it to the reader.
+			for _, mode := range []string{"idle", "busy"} {
+				t.Run(e.name+"/"+action+"/"+mode, func(t *testing.T) { revokeOne(t, env, e, action, mode) })
+			}
+		}
+	}
+}
 
-				start := time.Now()
-				at, newToken := env.end(t, action, seat)
-				marker := "after " + action + " " + seat
-				env.post(t, marker)
-				endAt, ok := lb.ended(env.bound + 3*time.Second)
-				if !ok {
-					t.Fatalf("%s: the %s outlived its %sd token by more than %v:\n%s", store, e.name, action, env.bound+3*time.Second, lb)
-				}
-				d := endAt.Sub(at)
-				t.Logf("%s %s %s: ended %v after the %s returned (%v after it was sent)", store, e.name, action,
-					d.Round(time.Millisecond), action, endAt.Sub(start).Round(time.Millisecond))
-				if d > env.bound {
-					t.Errorf("%s: the %s ended %v after the %s, over the bound of %v", store, e.name, d, action, env.bound)
-				}
-				// A second post, once the first has surely reached every reader.
-				env.post(t, marker+" later")
-				time.Sleep(200 * time.Millisecond)
-				if got := lb.String(); strings.Contains(got, marker) {
-					t.Errorf("%s: the %s delivered a message posted after the %s:\n%s", store, e.name, action, got)
-				}
-				if e.name == "mcp-read-wait" && !strings.Contains(lb.String(), "unauthorized") && !strings.Contains(lb.String(), "revoked") &&
-					!strings.Contains(lb.String(), "rotated") && lb.String() != "" {
-					t.Errorf("%s: the waiting read ended without saying why: %s", store, lb)
-				}
-				e.check(t, env, token, newToken, after, marker)
-				if lb.sid != "" && newToken != "" {
-					// The old token's session is gone: its seat's new token gets the SDK's 404.
-					resp, err := mcpPost(t.Context(), env.b.URL+"/mcp", newToken, lb.sid, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "session not found") {
-						t.Errorf("the old token's MCP session with the new token: %d %s, want 404 session not found", resp.StatusCode, b)
-					}
-				}
-			})
+func revokeOne(t *testing.T, env *revokeEnv, e edge, action, mode string) {
+	store := env.store
+	seat := e.name + "-" + action + "-" + mode
+	token := env.a.AddSeat(t, "rv", seat, "agent")
+	env.post(t, "before "+seat)
+	after := env.lastSeq(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	lb := e.open(t, ctx, env.b, token, after)
+	if e.name == "sse" || e.name == "web" {
+		// The stream delivers while the token is good.
+		env.post(t, "while good "+seat)
+		lb.waitFor(t, "while good "+seat)
+		after = env.lastSeq(t)
+	}
+
+	start := time.Now()
+	at, newToken := env.end(t, action, seat)
+	marker := "after " + action + " " + seat
+	if mode == "busy" {
+		env.post(t, marker)
+	}
+	endAt, ok := lb.ended(env.bound + 3*time.Second)
+	if !ok {
+		t.Fatalf("%s: the %s outlived its %sd token by more than %v:\n%s", store, e.name, action, env.bound+3*time.Second, lb)
+	}
+	d := endAt.Sub(at)
+	t.Logf("%s %s %s %s: ended %v after the %s returned (%v after it was sent)", store, e.name, action, mode,
+		d.Round(time.Millisecond), action, endAt.Sub(start).Round(time.Millisecond))
+	if d > env.bound {
+		t.Errorf("%s: the %s ended %v after the %s, over the bound of %v", store, e.name, d, action, env.bound)
+	}
+	if mode == "idle" {
+		env.post(t, marker)
+	}
+	// Another post, once the first has surely reached every reader.
+	env.post(t, marker+" later")
+	time.Sleep(200 * time.Millisecond)
+	got := lb.String()
+	if strings.Contains(got, marker) {
+		t.Errorf("%s: the %s delivered a message posted after the %s:\n%s", store, e.name, action, got)
+	}
+	switch e.name {
+	case "sse", "web":
+		if !strings.Contains(got, ": the token of seat "+seat+" was "+action+"d") {
+			t.Errorf("%s: the %s did not end with a comment saying why:\n%s", store, e.name, got)
+		}
+	case "mcp-read-wait":
+		if !strings.Contains(got, "unauthorized: the token of seat "+seat+" was "+action+"d") {
+			t.Errorf("%s: the waiting read did not answer why it ended: %s", store, got)
+		}
+	}
+	e.check(t, env, token, newToken, after, marker)
+	if lb.sid != "" && newToken != "" {
+		// The old token's session is gone: its seat's new token gets the SDK's 404.
+		resp, err := mcpPost(t.Context(), env.b.URL+"/mcp", newToken, lb.sid, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "session not found") {
+			t.Errorf("the old token's MCP session with the new token: %d %s, want 404 session not found", resp.StatusCode, b)
 		}
 	}
 }
