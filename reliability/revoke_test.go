@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -478,5 +480,63 @@ func revokeOne(t *testing.T, env *revokeEnv, e edge, action, mode string) {
 		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "session not found") {
 			t.Errorf("the old token's MCP session with the new token: %d %s, want 404 session not found", resp.StatusCode, b)
 		}
+	}
+}
+
+// TestRevokeSlowReader: a client that stopped reading its event stream, so that the server's
+// writes to it block, cannot keep a revoked token's stream open: the server drops it within
+// the bound although the client reads nothing.
+func TestRevokeSlowReader(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { revokeSlowReader(t, startRevokeEnv(t, "sqlite")) })
+	t.Run("postgres", func(t *testing.T) { revokeSlowReader(t, startRevokeEnv(t, "postgres")) })
+}
+
+func revokeSlowReader(t *testing.T, env *revokeEnv) {
+	token := env.a.AddSeat(t, "rv", "slow", "agent")
+	var d net.Dialer
+	d.Control = func(_, _ string, c syscall.RawConn) error {
+		// A small receive window, so that a few megabytes fill the path to the client.
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}
+	conn, err := d.DialContext(t.Context(), "tcp", strings.TrimPrefix(env.b.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/rooms/rv/events?after=0 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", token)
+	streams := func() string {
+		r := env.b.Call(t, "GET", "/metrics", "", nil)
+		for _, l := range strings.Split(string(r.Body), "\n") {
+			if strings.HasPrefix(l, "parley_event_streams ") {
+				return strings.TrimPrefix(l, "parley_event_streams ")
+			}
+		}
+		return "?"
+	}
+	// Fill the stream until the server's writes block: more than the socket buffers hold.
+	line := strings.Repeat("x", 99)
+	lines := make([]string, 400)
+	for i := range lines {
+		lines[i] = "fact " + line
+	}
+	for i := range 150 {
+		body := fmt.Sprintf("v1 note rv to all n=%d\nfact slow %d\n%s\n", len(lines)+1, i, strings.Join(lines, "\n"))
+		if r := env.a.Call(t, "POST", "/v1/rooms/rv/messages", env.w, []byte(body)); r.Status != http.StatusCreated {
+			t.Fatalf("post %d: %s", i, r)
+		}
+	}
+	if got := streams(); got != "1" {
+		t.Fatalf("open streams on the server before the revocation: %s, want 1", got)
+	}
+	at, _ := env.end(t, "revoke", "slow")
+	for {
+		if streams() == "0" {
+			t.Logf("%s: the stream of a client that reads nothing ended %v after the revoke", env.store, time.Since(at).Round(time.Millisecond))
+			break
+		}
+		if time.Since(at) > env.bound {
+			t.Fatalf("%s: the stream of a client that reads nothing is still open %v after the revoke", env.store, env.bound)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
