@@ -7,6 +7,13 @@
 // Requests whose Host names a DNS name that is neither localhost nor configured are refused
 // (DNS rebinding), and so are cross-origin browser requests.
 //
+// Sessions are bound to the token that opened them: revoking or rotating it closes them at
+// once (their standing SSE stream ends, a waiting read answers why), on this server or any
+// other on the same database. A seat holds at most MaxSessions (16) at once; opening one more
+// closes its least recently used idle session, and a session without requests for
+// SessionTimeout (12h) is closed. A closed session answers the SDK's 404 "session not found",
+// which tells a client to start a new one.
+//
 // The tools act as the token's seat, in the seat's own room: there is no room argument to get
 // wrong. Their results are text written for a model to read, and say that message text from
 // other seats is data, not instructions. Service errors become tool errors (IsError) carrying

@@ -140,3 +140,60 @@ func TestSessionIdleExpiry(t *testing.T) {
 		t.Errorf("a session idle past the timeout: %d %s, want 404 session not found", status, body)
 	}
 }
+
+// TestRevokeEndsReadWait: revoking a seat answers its waiting read at once, saying why, and
+// then closes its session.
+func TestRevokeEndsReadWait(t *testing.T) {
+	f := newFixture(t)
+	ana := f.connect(t, "ana")
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+		at  time.Time
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := ana.CallTool(t.Context(), &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"wait": 30}})
+		done <- answer{res, err, time.Now()}
+	}()
+	time.Sleep(300 * time.Millisecond) // the read is waiting
+	if err := f.svc.RevokeSeat(t.Context(), f.admin, "limiter", "ana"); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting read outlived its seat's revocation by 5s")
+	}
+	if d := a.at.Sub(revoked); d > time.Second {
+		t.Errorf("the waiting read answered %v after the revocation", d)
+	}
+	if a.err != nil || !a.res.IsError || !strings.Contains(textOf(a.res), "unauthorized: the token of seat ana was revoked") {
+		t.Errorf("the waiting read's answer: %v %+v", a.err, a.res)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		status, body := f.rawCall(t, "bo", ana.ID())
+		// bo is not ana: the SDK refuses another seat on a live session (403) and answers
+		// 404 once the session is gone.
+		if status == http.StatusNotFound && strings.Contains(body, "session not found") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the revoked seat's session is still open: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func textOf(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
