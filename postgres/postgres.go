@@ -229,9 +229,12 @@ func (s *Store) connectListener(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+channel+"; LISTEN "+seatChannel); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("listen: %w", err)
+	// The appends' LISTEN last, so that pg_stat_activity shows the connection by it.
+	for _, ch := range []string{seatChannel, channel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("listen: %w", err)
+		}
 	}
 	return conn, nil
 }
