@@ -163,8 +163,10 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	// posted after it is sent (RoomService.Hold).
 	ctx, cancel, err := h.svc.Hold(r.Context(), u.caller)
 	if err != nil {
-		h.endSession(u.sid)
-		http.Error(w, parley.ErrorMessage(err), statusOf[parley.ErrorCode(err)])
+		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+			h.endSession(u.sid)
+		}
+		h.fail(w, r, u, err)
 		return
 	}
 	defer cancel()
