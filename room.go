@@ -166,8 +166,21 @@ type Store interface {
 	// process or (postgres) any other on the same database, until ctx ends. Sends never
 	// block: a slow reader sees only the latest value.
 	Watch(ctx context.Context, room string) <-chan int64
+	// WatchSeats returns a channel that receives a SeatChange after every RevokeSeat and
+	// SetSeatToken, by this process or (postgres) any other on the same database, until ctx
+	// ends or the store closes. Sends never block and nothing is lost: when the reader falls
+	// behind, or the store may have missed changes (postgres: its listening connection
+	// dropped), it receives the zero SeatChange, which means "check every seat again".
+	WatchSeats(ctx context.Context) <-chan SeatChange
 
 	Close() error
+}
+
+// SeatChange names a seat whose token was revoked or replaced. The zero value stands for
+// changes that may have been missed: every seat is to be checked again.
+type SeatChange struct {
+	Room string
+	Seat string
 }
 
 // ErrReplay is returned by Store.Append, with the original message, when an Idempotency-Key

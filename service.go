@@ -149,6 +149,13 @@ type RoomService interface {
 	Stats(ctx context.Context, c *Caller, room string) (*RoomStats, error)
 	// Watch wakes with the room's last seq after each append, until ctx ends.
 	Watch(ctx context.Context, c *Caller, room string) (<-chan int64, error)
+	// Hold binds a long-lived request (an event stream, a waiting read, an MCP session) to the
+	// caller's token: the returned context ends with ctx, or as soon as the token is revoked
+	// or rotated, by this or any other server on the same database, with an EUNAUTHORIZED
+	// *Error saying why as its context.Cause. History under it returns no message once the
+	// token has stopped being valid. Call the CancelFunc when the request ends. EUNAUTHORIZED
+	// if the token is no longer valid already; the admin's hold ends only with ctx.
+	Hold(ctx context.Context, c *Caller) (context.Context, context.CancelFunc, error)
 	// Lint checks a draft as Post would, without posting or counting it.
 	Lint(ctx context.Context, c *Caller, room string, body []byte) ([]Diagnostic, error)
 }

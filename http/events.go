@@ -27,9 +27,12 @@ const writeWait = 30 * time.Second
 // package textline's, as in history, which holds no CR, NEL, U+2028 or U+2029 that an SSE
 // parser or a terminal could take for a line end. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
-// a comment line every heartbeat while idle; at each heartbeat the token is checked again,
-// and the stream ends once it is revoked or rotated. Appends on this or (PostgreSQL) any other
+// a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
 // instance wake it through RoomService.Watch.
+//
+// The stream is held (RoomService.Hold): when its token is revoked or rotated, on this or any
+// other instance on the same database, it ends at once with a comment line saying why, and no
+// message posted after the revocation is sent on it.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
 	room := r.PathValue("room")
 	cursor, err := queryInt64(r, "after", 0)
@@ -44,7 +47,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		cursor = n
 	}
 
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel, err := s.svc.Hold(r.Context(), c)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	// Subscribe before the first read, so that an append between the read and the wait
 	// still wakes us. Watch also checks that the caller may read the room; its error is
@@ -71,13 +77,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	s.metrics.streams.Add(1)
 	defer s.metrics.streams.Add(-1)
 
-	send := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
+	sw := newStreamWriter(ctx, w)
+	defer sw.close()
+	send := sw.send
 	if !send([]byte("retry: 3000\n\n")) {
 		return nil
 	}
@@ -91,6 +93,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		for {
 			if pending == nil {
 				pending, pendingLast, err = s.svc.History(ctx, c, room, cursor, 1)
+				if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+					sw.farewell(err)
+					return nil
+				}
 				if err != nil {
 					if ctx.Err() == nil {
 						s.log.Error("event stream read", "room", room, "after", cursor, "err", err)
@@ -109,6 +115,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		}
 		select {
 		case <-ctx.Done():
+			sw.farewell(context.Cause(ctx))
 			return nil
 		case <-s.closing:
 			return nil
@@ -117,12 +124,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 				return nil
 			}
 		case <-tick.C:
-			// A revoked or rotated token must not keep a stream open: check it again at
-			// every heartbeat, so a revocation reaches open streams within one.
-			if _, err := s.authenticate(r); err != nil {
-				send([]byte(": the token is no longer valid\n\n"))
-				return nil
-			}
 			if !send([]byte(": ping\n\n")) {
 				return nil
 			}

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -348,6 +347,10 @@ func (h *history) install(svc *mock.RoomService) {
 			Full:   limit > 0 && last-after == int64(limit),
 			Stream: func(w io.Writer) error { _, err := w.Write(b); return err }}, nil
 	}
+	svc.HoldFn = func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		return ctx, cancel, nil
+	}
 	svc.WatchFn = func(ctx context.Context, c *parley.Caller, room string) (<-chan int64, error) {
 		if c.Seat != nil && c.Seat.Room != room {
 			return nil, parley.Errorf(parley.EFORBIDDEN, "you sit in %s", c.Seat.Room)
@@ -641,22 +644,21 @@ func TestCloseStreams(t *testing.T) {
 	}
 }
 
-// TestEventsEndOnRevocation checks that an open stream does not outlive its token: the token
-// is checked again at each heartbeat.
+// TestEventsEndOnRevocation checks that an open stream ends as soon as its hold does (the
+// service cancels it when the token is revoked or rotated), with a comment saying why, and
+// sends nothing after.
 func TestEventsEndOnRevocation(t *testing.T) {
 	h := &history{}
 	h.add("#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact 1\n\n")
 	svc := authOnly()
 	h.install(svc)
-	var revoked atomic.Bool
-	auth := svc.AuthenticateFn
-	svc.AuthenticateFn = func(ctx context.Context, token string) (*parley.Caller, error) {
-		if token == "r.yu" && revoked.Load() {
-			return nil, parley.Errorf(parley.EUNAUTHORIZED, "revoked token")
-		}
-		return auth(ctx, token)
+	held := make(chan context.CancelCauseFunc, 1)
+	svc.HoldFn = func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		held <- cancel
+		return ctx, func() { cancel(nil) }, nil
 	}
-	srv := httptest.NewServer(phttp.NewServer(svc, phttp.WithHeartbeat(50*time.Millisecond), phttp.WithLogger(slog.New(slog.DiscardHandler))))
+	srv := httptest.NewServer(phttp.NewServer(svc, phttp.WithHeartbeat(time.Hour), phttp.WithLogger(slog.New(slog.DiscardHandler))))
 	t.Cleanup(srv.Close)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -668,17 +670,26 @@ func TestEventsEndOnRevocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	events := readEvents(resp.Body)
-	if ev := <-events; ev.id != "1" {
-		t.Fatalf("first event = %+v", ev)
-	}
-	revoked.Store(true)
-	select {
-	case ev, ok := <-events:
-		if ok {
-			t.Fatalf("an event after revocation: %+v", ev)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before the first event: %v", err)
 		}
-	case <-ctx.Done():
-		t.Fatal("the stream outlived its revoked token")
+		if line == "id: 1\n" {
+			break
+		}
+	}
+	start := time.Now()
+	(<-held)(parley.Errorf(parley.EUNAUTHORIZED, "the token of seat yu was revoked"))
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the stream ended %v after its hold", d)
+	}
+	if strings.Contains(string(rest), "id: ") || !strings.Contains(string(rest), ": the token of seat yu was revoked\n") {
+		t.Errorf("after the hold ended: %q", rest)
 	}
 }

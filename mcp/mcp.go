@@ -7,6 +7,13 @@
 // Requests whose Host names a DNS name that is neither localhost nor configured are refused
 // (DNS rebinding), and so are cross-origin browser requests.
 //
+// Sessions are bound to the token that opened them: revoking or rotating it closes them at
+// once (their standing SSE stream ends, a waiting read answers why), on this server or any
+// other on the same database. A seat holds at most MaxSessions (16) at once; opening one more
+// closes its least recently used idle session, and a session without requests for
+// SessionTimeout (12h) is closed. A closed session answers the SDK's 404 "session not found",
+// which tells a client to start a new one.
+//
 // The tools act as the token's seat, in the seat's own room: there is no room argument to get
 // wrong. Their results are text written for a model to read, and say that message text from
 // other seats is data, not instructions. Service errors become tool errors (IsError) carrying
@@ -36,6 +43,7 @@ type Option func(*handlerConfig)
 type handlerConfig struct {
 	hosts          []string
 	sessionTimeout time.Duration
+	maxSessions    int
 	done           <-chan struct{}
 }
 
@@ -52,9 +60,9 @@ func AllowHost(host string) Option {
 	return func(c *handlerConfig) { c.hosts = append(c.hosts, strings.ToLower(host)) }
 }
 
-// SessionTimeout closes MCP sessions idle for d (default 12h), which also forgets their read
-// cursors. Long, because an agent may sit idle for hours between turns, and a new session
-// starts reading from the beginning again.
+// SessionTimeout closes MCP sessions without a request for d (default 12h), which also
+// forgets their read cursors; a call in flight (a waiting read) keeps its session open.
+// Requests on a closed session get the SDK's 404 "session not found".
 func SessionTimeout(d time.Duration) Option {
 	return func(c *handlerConfig) { c.sessionTimeout = d }
 }
@@ -65,11 +73,12 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := handlerConfig{sessionTimeout: 12 * time.Hour}
+	cfg := handlerConfig{sessionTimeout: DefaultSessionTimeout, maxSessions: DefaultMaxSessions}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	t := &tools{svc: svc, logger: logger, cursors: map[string]int64{}, done: cfg.done}
+	t.sessions = newSessions(svc, logger, cfg.maxSessions, t.forgetCursor)
 	server := t.server()
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Logger:         logger,

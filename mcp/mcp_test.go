@@ -343,7 +343,7 @@ func TestSessionBoundToSeat(t *testing.T) {
 	}
 }
 
-// Revoking a seat cuts its open session off at the next request.
+// Revoking a seat closes its open session: a call on it fails.
 func TestRevokedSeat(t *testing.T) {
 	f := newFixture(t)
 	ana := f.connect(t, "ana")

@@ -46,9 +46,17 @@ type tools struct {
 	svc    parley.RoomService
 	logger *slog.Logger
 
-	done    <-chan struct{} // closed at server shutdown: waiting reads return
-	mu      sync.Mutex
-	cursors map[string]int64 // MCP session id -> last seq returned by read
+	done     <-chan struct{} // closed at server shutdown: waiting reads return
+	sessions *sessions       // bound per seat, closed when their token ends (sessions.go)
+	mu       sync.Mutex
+	cursors  map[string]int64 // MCP session id -> last seq returned by read
+}
+
+// forgetCursor drops the read cursor of a session that ended.
+func (t *tools) forgetCursor(sid string) {
+	t.mu.Lock()
+	delete(t.cursors, sid)
+	t.mu.Unlock()
 }
 
 type readArgs struct {
@@ -79,18 +87,10 @@ func (t *tools) server() *sdk.Server {
 		Logger:       t.logger,
 		// No logging capability: the tools report through their results.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		InitializedHandler: func(ctx context.Context, req *sdk.InitializedRequest) {
-			// Forget the session's cursor when it ends (closed by the client or idle).
-			if ss := req.Session; ss != nil && ss.ID() != "" {
-				go func() {
-					ss.Wait()
-					t.mu.Lock()
-					delete(t.cursors, ss.ID())
-					t.mu.Unlock()
-				}()
-			}
-		},
 	})
+	// Every session is admitted within its seat's bound and held by its token; the cursor
+	// of a session goes when the session does.
+	s.AddReceivingMiddleware(t.sessions.middleware)
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Annotations: readOnly,
 		Description: "Your seat, your room, and the convention messages are written in. Call first."}, t.whoami)
@@ -200,6 +200,13 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 	if err != nil {
 		return t.toolError("read", err)
 	}
+	// Held: revoking or rotating the token ends a waiting read at once, and nothing posted
+	// after that is returned (RoomService.Hold).
+	ctx, release, err := t.svc.Hold(ctx, c)
+	if err != nil {
+		return t.toolError("read", err)
+	}
+	defer release()
 	rm := c.Seat.Room
 	sid := ""
 	if req.Session != nil {
@@ -280,6 +287,9 @@ func (t *tools) waitFor(ctx context.Context, c *parley.Caller, rm string, after 
 		// Check after subscribing, so a post between the first read and Watch is not missed.
 		hist, last, err := t.svc.History(ctx, c, rm, after, readLimit)
 		if err != nil {
+			if cause := context.Cause(ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
+				return nil, after, cause
+			}
 			if ctx.Err() != nil && parley.ErrorCode(err) == parley.EINTERNAL {
 				return nil, after, nil
 			}
@@ -290,6 +300,9 @@ func (t *tools) waitFor(ctx context.Context, c *parley.Caller, rm string, after 
 		}
 		select {
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
+				return nil, after, cause
+			}
 			return nil, after, nil
 		case <-t.done:
 			return nil, after, nil

@@ -31,6 +31,7 @@ type RoomService struct {
 	StatsFn        func(ctx context.Context, c *parley.Caller, room string) (*parley.RoomStats, error)
 	WatchFn        func(ctx context.Context, c *parley.Caller, room string) (<-chan int64, error)
 	LintFn         func(ctx context.Context, c *parley.Caller, room string, body []byte) ([]parley.Diagnostic, error)
+	HoldFn         func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error)
 }
 
 func unset(name string) { panic("mock.RoomService." + name + "Fn is not set") }
@@ -159,4 +160,11 @@ func (s *RoomService) Lint(ctx context.Context, c *parley.Caller, room string, b
 		unset("Lint")
 	}
 	return s.LintFn(ctx, c, room, body)
+}
+
+func (s *RoomService) Hold(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
+	if s.HoldFn == nil {
+		unset("Hold")
+	}
+	return s.HoldFn(ctx, c)
 }

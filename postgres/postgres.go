@@ -18,6 +18,11 @@
 // pings that connection after 30 seconds of quiet; after losing it, it reconnects and wakes
 // every watcher with its room's current seq, since notifications sent meanwhile are lost.
 //
+// Seat changes travel the same way: RevokeSeat and SetSeatToken send NOTIFY parley_seat
+// '<room> <seat>' in their statement, so that WatchSeats on every process learns at once that
+// a token stopped working; after a reconnect the listener sends the zero SeatChange ("check
+// every seat"), since changes sent meanwhile are lost.
+//
 // Times are timestamptz: microseconds, returned in UTC.
 package postgres
 
@@ -49,6 +54,9 @@ var _ parley.Store = (*Store)(nil)
 // channel is the NOTIFY channel of appends.
 const channel = "parley_append"
 
+// seatChannel is the NOTIFY channel of revocations and rotations.
+const seatChannel = "parley_seat"
+
 // listenPing is how long the listening connection may stay quiet before the Store checks that
 // it is still alive; the traffic also keeps idle-connection timeouts of firewalls at bay.
 var listenPing = 30 * time.Second
@@ -62,6 +70,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	listen *pgx.ConnConfig // for the dedicated LISTEN connection
 	watch  *fanout.Hub
+	seats  *fanout.Seats // revocations and rotations, for WatchSeats
 	log    *slog.Logger
 	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
@@ -90,7 +99,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -116,6 +125,7 @@ func (s *Store) Close() error {
 	<-s.done
 	s.pool.Close()
 	s.watch.Close()
+	s.seats.Close()
 	return nil
 }
 
@@ -219,9 +229,12 @@ func (s *Store) connectListener(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("listen: %w", err)
+	// The appends' LISTEN last, so that pg_stat_activity shows the connection by it.
+	for _, ch := range []string{seatChannel, channel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("listen: %w", err)
+		}
 	}
 	return conn, nil
 }
@@ -272,15 +285,22 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn) {
 			s.log.Warn("postgres: lost the connection listening for appends; reconnecting", "err", err)
 			continue
 		}
+		if n.Channel == seatChannel {
+			if room, seat, ok := strings.Cut(n.Payload, " "); ok {
+				s.seats.Publish(parley.SeatChange{Room: room, Seat: seat})
+			}
+			continue
+		}
 		if seq, room, ok := parsePayload(n.Payload); ok {
 			s.watch.Publish(room, seq)
 		}
 	}
 }
 
-// catchUp wakes every watcher with its room's last seq, covering notifications missed while
-// the listener was disconnected.
+// catchUp wakes every watcher with its room's last seq, and has every seat watcher check
+// every seat, covering notifications missed while the listener was disconnected.
 func (s *Store) catchUp(ctx context.Context) {
+	s.seats.Publish(parley.SeatChange{})
 	for _, room := range s.watch.Watched() {
 		seq, err := s.LastSeq(ctx, room)
 		if err != nil {

@@ -114,12 +114,14 @@ func mustConnect(t *testing.T, dsn string) *pgx.Conn {
 }
 
 // TestListenerReconnect kills a store's listening connection: the store reconnects and wakes
-// its watchers with what was appended meanwhile, whose notification it missed.
+// its watchers with what was appended meanwhile, whose notification it missed, and tells its
+// seat watchers to check every seat, since a revocation's notice may be lost too.
 func TestListenerReconnect(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b := MustOpen(t, dsn), MustOpen(t, dsn)
 	storetest.MustCreateRoom(t, a, "limiter")
 	ch := a.Watch(t.Context(), "limiter")
+	seats := a.WatchSeats(t.Context())
 	conn := mustConnect(t, dsn)
 
 	for i := range 3 {
@@ -133,6 +135,14 @@ func TestListenerReconnect(t *testing.T) {
 		}
 		m := storetest.MustAppend(t, b, &parley.Append{Message: &parley.Message{Room: "limiter", Seat: "bob", Format: parley.FormatText, Body: fmt.Sprintf("while down %d", i)}})
 		waitFor(t, ch, m.Seq)
+		select {
+		case c := <-seats:
+			if c != (parley.SeatChange{}) {
+				t.Fatalf("round %d: seat watch got %+v after a reconnect, want the zero change", i, c)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("round %d: no \"check every seat\" after the listener reconnected", i)
+		}
 		// Let both stores finish reconnecting before the next round, so that it kills both.
 		waitListeners(t, conn, 2)
 	}

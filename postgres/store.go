@@ -191,7 +191,9 @@ func (s *Store) Seats(ctx context.Context, room string) ([]*parley.Seat, error) 
 
 // RevokeSeat marks a seat revoked at t. ENOTFOUND.
 func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE seats SET revoked_at = $1 WHERE room = $2 AND name = $3`, t, room, name)
+	// The NOTIFY goes out with the update's commit, to every process (seatChannel).
+	tag, err := s.pool.Exec(ctx, `WITH u AS (UPDATE seats SET revoked_at = $1 WHERE room = $2 AND name = $3 RETURNING 1)
+		SELECT pg_notify('`+seatChannel+`', $4) FROM u`, t, room, name, room+" "+name)
 	if err != nil {
 		return fmt.Errorf("revoke seat: %w", err)
 	}
@@ -203,8 +205,8 @@ func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) 
 
 // SetSeatToken replaces a seat's token hash. ENOTFOUND.
 func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE seats SET token_hash = $1 WHERE room = $2 AND name = $3`,
-		nullBytes(hash), room, name)
+	tag, err := s.pool.Exec(ctx, `WITH u AS (UPDATE seats SET token_hash = $1 WHERE room = $2 AND name = $3 RETURNING 1)
+		SELECT pg_notify('`+seatChannel+`', $4) FROM u`, nullBytes(hash), room, name, room+" "+name)
 	if sqlState(err) == uniqueViolation {
 		return parley.Errorf(parley.ECONFLICT, "token already belongs to another seat")
 	}
@@ -654,6 +656,12 @@ func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]i
 // on this database, until ctx ends or the Store closes.
 func (s *Store) Watch(ctx context.Context, room string) <-chan int64 {
 	return s.watch.Subscribe(ctx, room)
+}
+
+// WatchSeats returns a channel that receives a SeatChange after every revocation or rotation
+// by any process on the database, until ctx ends or the Store closes.
+func (s *Store) WatchSeats(ctx context.Context) <-chan parley.SeatChange {
+	return s.seats.Subscribe(ctx)
 }
 
 // collect is pgx.CollectRows, but returns nil rather than an empty slice for no rows, as the

@@ -93,6 +93,13 @@ fill:
 	if n == limit {
 		p.Full = true
 	}
+	// A stream or waiting read whose token was revoked meanwhile gets none of them (hold.go):
+	// the token is confirmed after the messages were read.
+	if n > 0 {
+		if err := s.confirmHold(ctx); err != nil {
+			return nil, err
+		}
+	}
 	p.Sum = h.Sum(nil)
 	if rd != nil && n > 0 {
 		s.endRead(ctx, room, c.Seat.Name, rd, p.Last)

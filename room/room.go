@@ -78,6 +78,7 @@ type Service struct {
 	roster   roster // cached room policy and active seats, for posts
 	blocks   blockTokens
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
+	holds    holds         // long-lived requests by seat, ended with their token (hold.go)
 }
 
 var _ parley.RoomService = (*Service)(nil)
@@ -395,6 +396,7 @@ func (s *Service) RevokeSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err != nil {
 		return s.internal(ctx, "revoke seat", err)
 	}
+	s.endHolds(ctx, room, name)
 	return nil
 }
 
@@ -422,6 +424,7 @@ func (s *Service) RotateSeat(ctx context.Context, c *parley.Caller, room, name s
 	if err := s.store.SetSeatToken(ctx, room, name, hash); err != nil {
 		return "", s.internal(ctx, "rotate seat", err)
 	}
+	s.endHolds(ctx, room, name)
 	return tok, nil
 }
 

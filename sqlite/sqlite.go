@@ -45,6 +45,7 @@ type Store struct {
 	read  *sql.DB    // a pool of query_only connections
 	w, r  *stmtCache // prepared statements of write and read
 	watch *fanout.Hub
+	seats *fanout.Seats
 	once  sync.Once // Close
 	err   error     // of Close
 
@@ -83,7 +84,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New()}
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
 	if err := s.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err
@@ -121,6 +122,7 @@ func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
 		s.watch.Close()
+		s.seats.Close()
 		s.w.close()
 		s.r.close()
 		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {

@@ -219,6 +219,7 @@ func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) 
 	} else if n == 0 {
 		return seatNotFound(room, name)
 	}
+	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
 	return nil
 }
 
@@ -237,6 +238,7 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 	} else if n == 0 {
 		return seatNotFound(room, name)
 	}
+	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
 	return nil
 }
 
@@ -667,4 +669,10 @@ func (s *Store) Stats(ctx context.Context, room string) (map[string]map[string]i
 // until ctx ends or the Store closes.
 func (s *Store) Watch(ctx context.Context, room string) <-chan int64 {
 	return s.watch.Subscribe(ctx, room)
+}
+
+// WatchSeats returns a channel that receives a SeatChange after every revocation or rotation
+// by this Store, until ctx ends or the Store closes.
+func (s *Store) WatchSeats(ctx context.Context) <-chan parley.SeatChange {
+	return s.seats.Subscribe(ctx)
 }

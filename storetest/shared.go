@@ -26,6 +26,7 @@ func RunShared(t *testing.T, open OpenPair, crossWatch bool) {
 	t.Run("LapseRace", func(t *testing.T) { testSharedLapseRace(t, open) })
 	if crossWatch {
 		t.Run("Watch", func(t *testing.T) { testSharedWatch(t, open) })
+		t.Run("WatchSeats", func(t *testing.T) { testSharedWatchSeats(t, open) })
 	}
 }
 

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Open) {
 		{"Runs", testRuns},
 		{"Stats", testStats},
 		{"Watch", testWatch},
+		{"WatchSeats", testWatchSeats},
 		{"Paging", testPaging},
 		{"EmptyLists", testEmptyLists},
 		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store

@@ -162,7 +162,16 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cursor = max(cursor, 0)
-	ctx, cancel := context.WithCancel(r.Context())
+	// Held: the signed-in token's revocation or rotation ends the stream at once, and nothing
+	// posted after it is sent (RoomService.Hold).
+	ctx, cancel, err := h.svc.Hold(r.Context(), u.caller)
+	if err != nil {
+		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+			h.endSession(u.sid)
+		}
+		h.fail(w, r, u, err)
+		return
+	}
 	defer cancel()
 	// Subscribe before reading, so a post between the read and the wait still wakes us.
 	// Watch as the signed-in caller also checks that it may see the room.
@@ -178,13 +187,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
+	sw := newStreamWriter(ctx, w)
+	defer sw.close()
+	send := sw.send
 	if !send([]byte("retry: 3000\n\n")) {
 		return
 	}
@@ -192,6 +197,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		msgs, err := h.messages(ctx, room, cursor, -1)
+		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+			h.endSession(u.sid)
+			sw.farewell(err)
+			return
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Error("web: event stream read", "room", room, "err", err)
@@ -211,6 +221,10 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
+				h.endSession(u.sid)
+				sw.farewell(cause)
+			}
 			return
 		case <-h.opts.Done:
 			return

@@ -9,7 +9,8 @@
 // Security model. A person signs in by pasting a seat or admin token into a form (POST).
 // The server keeps the token in memory under a random 256-bit session id and sets only that
 // id in an HttpOnly, SameSite=Strict cookie: tokens never appear in URLs, pages or logs, and
-// every request re-authenticates the token, so a revoked seat is signed out at once. Every
+// every request re-authenticates the token, so a revoked seat is signed out at once; its live
+// stream ends the moment the token is revoked or rotated (RoomService.Hold). Every
 // state-changing form carries the session's CSRF token, and cross-origin browser POSTs are
 // refused outright (net/http's CrossOriginProtection), which also covers the sign-in form.
 // Message text is data: every byte of it goes through html/template's escaping.

@@ -85,6 +85,10 @@ func TestClientErrors(t *testing.T) {
 func TestFollowReadsEvents(t *testing.T) {
 	msgs := []string{"#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact\n\n", "#2 yu 20260919T1201Z\nv1 note x to all n=1\nmore\n! note\n\n"}
 	svc := &mock.RoomService{}
+	svc.HoldFn = func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		return ctx, cancel, nil
+	}
 	svc.WatchFn = func(ctx context.Context, c *parley.Caller, room string) (<-chan int64, error) {
 		return make(chan int64), nil
 	}
