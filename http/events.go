@@ -8,12 +8,9 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sse"
 	"github.com/parleyhq/parley/internal/textline"
 )
-
-// writeWait bounds one write to an event stream: a reader that stops reading is dropped
-// instead of pinning a goroutine and a connection for ever.
-const writeWait = 30 * time.Second
 
 // handleEvents streams a room's messages as Server-Sent Events, one event per message:
 //
@@ -77,9 +74,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	s.metrics.streams.Add(1)
 	defer s.metrics.streams.Add(-1)
 
-	sw := newStreamWriter(ctx, w)
-	defer sw.close()
-	send := sw.send
+	sw := sse.NewWriter(ctx, w)
+	defer sw.Close()
+	send := sw.Send
 	if !send([]byte("retry: 3000\n\n")) {
 		return nil
 	}
@@ -94,7 +91,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 			if pending == nil {
 				pending, pendingLast, err = s.svc.History(ctx, c, room, cursor, 1)
 				if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
-					sw.farewell(err)
+					sw.Farewell(err)
 					return nil
 				}
 				if err != nil {
@@ -115,7 +112,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		}
 		select {
 		case <-ctx.Done():
-			sw.farewell(context.Cause(ctx))
+			sw.Farewell(context.Cause(ctx))
 			return nil
 		case <-s.closing:
 			return nil

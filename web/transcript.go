@@ -11,6 +11,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/sse"
 	"github.com/parleyhq/parley/internal/textline"
 )
 
@@ -187,9 +188,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := newStreamWriter(ctx, w)
-	defer sw.close()
-	send := sw.send
+	sw := sse.NewWriter(ctx, w)
+	defer sw.Close()
+	send := sw.Send
 	if !send([]byte("retry: 3000\n\n")) {
 		return
 	}
@@ -199,7 +200,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		msgs, err := h.messages(ctx, room, cursor, -1)
 		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
 			h.endSession(u.sid)
-			sw.farewell(err)
+			sw.Farewell(err)
 			return
 		}
 		if err != nil {
@@ -223,7 +224,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			if cause := context.Cause(ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
 				h.endSession(u.sid)
-				sw.farewell(cause)
+				sw.Farewell(cause)
 			}
 			return
 		case <-h.opts.Done:

@@ -1,4 +1,6 @@
-package web
+// Package sse writes Server-Sent Event streams that are held by parley.RoomService.Hold, for
+// the HTTP API's event stream and the web UI's live stream alike.
+package sse
 
 import (
 	"context"
@@ -10,11 +12,11 @@ import (
 	"github.com/parleyhq/parley"
 )
 
-// streamWriter writes an event stream held by RoomService.Hold. Each write has streamWriteWait to
+// Writer writes an event stream held by RoomService.Hold. Each write has WriteWait to
 // complete; the end of the hold (a revocation or rotation, the client leaving) interrupts a
 // write in progress at once and refuses later ones, so that a client that stopped reading
 // cannot keep a revoked token's stream open until the write deadline.
-type streamWriter struct {
+type Writer struct {
 	ctx  context.Context
 	w    http.ResponseWriter
 	rc   *http.ResponseController
@@ -23,8 +25,13 @@ type streamWriter struct {
 	done bool // set under mu once the handler is finishing: no interruption after that
 }
 
-func newStreamWriter(ctx context.Context, w http.ResponseWriter) *streamWriter {
-	sw := &streamWriter{ctx: ctx, w: w, rc: http.NewResponseController(w)}
+// WriteWait bounds one write to an event stream: a reader that stops reading is dropped
+// instead of pinning a goroutine and a connection for ever.
+const WriteWait = 30 * time.Second
+
+// NewWriter returns a Writer for w, interrupted as soon as ctx (the hold's context) ends.
+func NewWriter(ctx context.Context, w http.ResponseWriter) *Writer {
+	sw := &Writer{ctx: ctx, w: w, rc: http.NewResponseController(w)}
 	sw.stop = context.AfterFunc(ctx, func() {
 		sw.mu.Lock()
 		defer sw.mu.Unlock()
@@ -35,14 +42,14 @@ func newStreamWriter(ctx context.Context, w http.ResponseWriter) *streamWriter {
 	return sw
 }
 
-// send writes and flushes b; false when the stream is over.
-func (sw *streamWriter) send(b []byte) bool {
+// Send writes and flushes b; false when the stream is over.
+func (sw *Writer) Send(b []byte) bool {
 	sw.mu.Lock()
 	if sw.ctx.Err() != nil {
 		sw.mu.Unlock()
 		return false
 	}
-	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(WriteWait))
 	sw.mu.Unlock()
 	if _, err := sw.w.Write(b); err != nil {
 		return false
@@ -50,10 +57,10 @@ func (sw *streamWriter) send(b []byte) bool {
 	return sw.rc.Flush() == nil
 }
 
-// farewell ends a stream whose token stopped working (err is EUNAUTHORIZED) with a comment
+// Farewell ends a stream whose token stopped working (err is EUNAUTHORIZED) with a comment
 // line saying why, for a person reading the raw stream; programs learn it from the 401 of
 // their reconnect. It gives the write a second at most.
-func (sw *streamWriter) farewell(err error) {
+func (sw *Writer) Farewell(err error) {
 	if parley.ErrorCode(err) != parley.EUNAUTHORIZED {
 		return
 	}
@@ -66,15 +73,12 @@ func (sw *streamWriter) farewell(err error) {
 	}
 }
 
-// close stops watching the hold and clears the write deadline, which would otherwise pass
+// Close stops watching the hold and clears the write deadline, which would otherwise pass
 // on to the next request on a kept-alive connection.
-func (sw *streamWriter) close() {
+func (sw *Writer) Close() {
 	sw.stop()
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	sw.done = true
 	_ = sw.rc.SetWriteDeadline(time.Time{})
 }
-
-// streamWriteWait bounds one write to the live stream.
-const streamWriteWait = 30 * time.Second
