@@ -79,6 +79,13 @@ func hostileSuite(t *testing.T, store, dsn string) {
 	for _, set := range caseSets {
 		cases = append(cases, set(env)...)
 	}
+	refused := 0
+	for _, tc := range cases {
+		if tc.status >= 300 {
+			refused++
+		}
+	}
+	t.Logf("%d hostile requests on %s: %d to be refused, %d to be accepted as exactly what was sent", len(cases), store, refused, len(cases)-refused)
 	post := "/v1/rooms/h/messages"
 	snapshot := func() string {
 		var b strings.Builder
