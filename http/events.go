@@ -76,6 +76,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 
 	sw := sse.NewWriter(ctx, w)
 	defer sw.Close()
+	// However the loop below ends (a failed send included), a revocation says why.
+	defer sw.FarewellIfEnded(ctx)
 	send := sw.Send
 	if !send([]byte("retry: 3000\n\n")) {
 		return nil

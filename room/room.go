@@ -38,6 +38,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -179,6 +180,17 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*parley.Calle
 func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if code := parley.ErrorCode(err); code != parley.EINTERNAL {
 		return err
+	}
+	if ctx.Err() != nil {
+		// The request ended while the store worked. When a hold ended it (the token was revoked
+		// or rotated), the caller is owed that reason, not an internal error; a client that
+		// went away is no fault of ours to log.
+		var pe *parley.Error
+		if cause := context.Cause(ctx); errors.As(cause, &pe) {
+			return pe
+		}
+		s.log.DebugContext(ctx, "room: "+op+": the request ended", "err", err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	if d, ok := s.store.(parley.StorageFullDetector); ok && d.StorageFull(err) {
 		s.log.ErrorContext(ctx, "room: "+op+": storage full", "err", err)

@@ -190,6 +190,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	sw := sse.NewWriter(ctx, w)
 	defer sw.Close()
+	// However the loop below ends (a failed send included), a revocation signs the browser
+	// out and says why.
+	defer func() {
+		if sw.FarewellIfEnded(ctx) {
+			h.endSession(u.sid)
+		}
+	}()
 	send := sw.Send
 	if !send([]byte("retry: 3000\n\n")) {
 		return

@@ -23,11 +23,16 @@ type Writer struct {
 	mu   sync.Mutex // orders deadline changes: a send's, and the interruption's
 	stop func() bool
 	done bool // set under mu once the handler is finishing: no interruption after that
+
+	farewell bool // set under mu once the farewell comment was written: it is written once
 }
 
 // WriteWait bounds one write to an event stream: a reader that stops reading is dropped
 // instead of pinning a goroutine and a connection for ever.
 const WriteWait = 30 * time.Second
+
+// InterruptGrace is how long a write already under way may still take once the hold ends.
+const InterruptGrace = 100 * time.Millisecond
 
 // NewWriter returns a Writer for w, interrupted as soon as ctx (the hold's context) ends.
 func NewWriter(ctx context.Context, w http.ResponseWriter) *Writer {
@@ -36,7 +41,11 @@ func NewWriter(ctx context.Context, w http.ResponseWriter) *Writer {
 		sw.mu.Lock()
 		defer sw.mu.Unlock()
 		if !sw.done {
-			_ = sw.rc.SetWriteDeadline(time.Now())
+			// Not now: a write under way to a client that reads would break the
+			// connection, and with it the farewell that says why the stream ends. A
+			// write that is still blocked after the grace is one to a client that has
+			// stopped reading, and is cut.
+			_ = sw.rc.SetWriteDeadline(time.Now().Add(InterruptGrace))
 		}
 	})
 	return sw
@@ -59,18 +68,35 @@ func (sw *Writer) Send(b []byte) bool {
 
 // Farewell ends a stream whose token stopped working (err is EUNAUTHORIZED) with a comment
 // line saying why, for a person reading the raw stream; programs learn it from the 401 of
-// their reconnect. It gives the write a second at most.
+// their reconnect. It gives the write a second at most, and writes once however often it is
+// called.
 func (sw *Writer) Farewell(err error) {
 	if parley.ErrorCode(err) != parley.EUNAUTHORIZED {
 		return
 	}
 	sw.mu.Lock()
+	if sw.farewell {
+		sw.mu.Unlock()
+		return
+	}
+	sw.farewell = true
 	sw.done = true
 	_ = sw.rc.SetWriteDeadline(time.Now().Add(time.Second))
 	sw.mu.Unlock()
 	if _, err := sw.w.Write([]byte(": " + strings.ReplaceAll(parley.ErrorMessage(err), "\n", " ") + "\n\n")); err == nil {
 		_ = sw.rc.Flush()
 	}
+}
+
+// FarewellIfEnded writes the farewell when ctx ended because its hold did (the token was
+// revoked or rotated), whatever the handler was doing then; it reports whether it did.
+func (sw *Writer) FarewellIfEnded(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	if parley.ErrorCode(cause) != parley.EUNAUTHORIZED {
+		return false
+	}
+	sw.Farewell(cause)
+	return true
 }
 
 // Close stops watching the hold and clears the write deadline, which would otherwise pass
