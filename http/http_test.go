@@ -19,7 +19,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
-	"github.com/parleyhq/parley/mock"
+	"github.com/parleyhq/parley/internal/mock"
 )
 
 // authOnly is a mock whose tokens are "admin" (the server's admin) and "<room>.<seat>".
