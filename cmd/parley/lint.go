@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/parleyhq/parley/aacp"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/diag"
 )
 
 const lintDescription = `
@@ -46,6 +48,30 @@ type lintResult struct {
 	File        string                  `json:"file"`
 	Format      string                  `json:"format"`
 	Diagnostics []convention.Diagnostic `json:"diagnostics"`
+}
+
+// MarshalJSON writes each diagnostic with its "fix" even when it is empty, as --json always
+// has; the shared diag.Diagnostic leaves an empty fix out, as the HTTP API does.
+func (r lintResult) MarshalJSON() ([]byte, error) {
+	// The outer Fix hides the embedded one and is written after the embedded fields, where
+	// the embedded fix would have been: More, between them, is zero here and left out.
+	type withFix struct {
+		diag.Diagnostic
+		Fix string `json:"fix"`
+	}
+	out := struct {
+		File        string    `json:"file"`
+		Format      string    `json:"format"`
+		Diagnostics []withFix `json:"diagnostics"`
+	}{File: r.File, Format: r.Format, Diagnostics: make([]withFix, len(r.Diagnostics))}
+	for i, d := range r.Diagnostics {
+		out.Diagnostics[i] = withFix{Diagnostic: d, Fix: d.Fix}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as writeJSONIndent: messages hold < and >
+	err := enc.Encode(out)
+	return b.Bytes(), err
 }
 
 // The study measured convention messages at 414 tokens for the three-message thread against
