@@ -107,6 +107,10 @@ type Options struct {
 	// Roster is the set of seats in the room. When non-nil, an addressee who is not in it is
 	// an error. "all" is always allowed.
 	Roster []string
+	// Counter counts the tokens that Lint's cost figures quote ("costs 4 tokens"), in
+	// TokenEncoding. Nil estimates about four bytes a token; pass a *bpe.Encoding of
+	// TokenEncoding for the exact figures.
+	Counter Counter
 }
 
 // Looks reports whether the first non-blank line of src looks like a convention header: a

@@ -20,7 +20,7 @@ func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, e
 	switch {
 	case convention.Looks(body):
 		d.format = parley.FormatConvention
-		m, diags := convention.Check(body, convention.Options{Roster: roster})
+		m, diags := convention.Check(body, convention.Options{Roster: roster, Counter: s.tok})
 		if err := refuseErrors(diags); err != nil {
 			return nil, err
 		}

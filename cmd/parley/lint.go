@@ -152,7 +152,7 @@ func lintOne(name, text string, roster []string) lintResult {
 			Message: "the message is empty", Fix: "start with the header: v1 <intent> <topic> to <seat> n=<fact lines>"})
 	case convention.Looks(text) || convention.HeaderLine(text) > 0 && !aacp.Looks(text):
 		r.Format = "convention"
-		_, diags := convention.Check(text, convention.Options{Roster: roster})
+		_, diags := convention.Check(text, convention.Options{Roster: roster, Counter: conventionCounter()})
 		r.Diagnostics = append(r.Diagnostics, diags...)
 	case aacp.Looks(text):
 		r.Format = "aacp"
@@ -160,16 +160,16 @@ func lintOne(name, text string, roster []string) lintResult {
 		r.Diagnostics = append(r.Diagnostics, diags...)
 	case (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")) && json.Valid([]byte(trimmed)):
 		r.Format = "json"
-		now := convention.Tokens(text)
+		now := conventionCounter().Count(text)
 		msg := fmt.Sprintf("a JSON message (%d tokens): quotes, braces and repeated keys cost more than the facts; as a convention message, one fact per line, ", now)
 		if est, ok := convention.EstimateJSON([]byte(trimmed)); ok {
-			msg += fmt.Sprintf("the same values would cost about %d", convention.Tokens(est))
+			msg += fmt.Sprintf("the same values would cost about %d", conventionCounter().Count(est))
 		}
 		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
 			Message: msg, Fix: "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
 	default:
 		r.Format = "text"
-		now := convention.Tokens(text)
+		now := conventionCounter().Count(text)
 		est := (now*studyConventionTokens + studyProseTokens/2) / studyProseTokens
 		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
 			Message: fmt.Sprintf("plain text (%d tokens): a convention message would carry the same facts in about %d (the study's convention messages cost 35%% less than its prose), and would say who must act and what is asked", now, est),

@@ -180,7 +180,7 @@ func TestConventionCommand(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 	code, out, _ = runParley(t, "", "convention", "--tokens")
-	if code != 0 || strings.TrimSpace(out) != itoaTest(convention.Tokens(convention.Text)) {
+	if code != 0 || strings.TrimSpace(out) != itoaTest(conventionCounter().Count(convention.Text)) {
 		t.Errorf("--tokens: exit %d, output %q", code, out)
 	}
 	if code, _, _ := runParley(t, "", "convention", "extra"); code != 2 {
