@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/parleyhq/parley/diag"
 )
 
 // Caller is who is making a request: a seat of one room, or the server's admin (Seat nil).
@@ -21,18 +23,9 @@ type PostResult struct {
 	Replay   bool         `json:"-"` // an Idempotency-Key replay: nothing new was stored (HTTP 200)
 }
 
-// Diagnostic is a finding about a posted message, with its position in the body.
-type Diagnostic struct {
-	Line     int    `json:"line"`
-	Col      int    `json:"col"`
-	Severity string `json:"severity"` // "error" | "warning"
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	Fix      string `json:"fix,omitempty"`
-	// More is set only on the last diagnostic of a list that was cut (code
-	// "more-diagnostics"): how many were left out.
-	More int `json:"more,omitempty"`
-}
+// Diagnostic is a finding about a posted message, with its position in the body: package
+// diag's, the type the convention and AACP parsers return too.
+type Diagnostic = diag.Diagnostic
 
 // Inbox is what one seat owes and is owed in its room.
 type Inbox struct {

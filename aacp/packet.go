@@ -5,13 +5,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/diag"
 )
 
 // Version is the protocol version this package implements.
 const Version = "1.1"
 
-// Diagnostic is the same shape as the convention's, so that one linter prints both.
-type Diagnostic = convention.Diagnostic
+// Diagnostic is package diag's, the type the convention's parser and the room server use
+// too, so that one linter prints both.
+type Diagnostic = diag.Diagnostic
 
 // Tasks are the recognised TASK values.
 var Tasks = []string{"FETCH", "PROC", "FLAG", "RESOLVE", "LOG", "SEND", "BUILD", "MERGE", "CALC", "REPORT", "ACK", "SYNC"}

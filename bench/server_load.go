@@ -127,7 +127,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 	if err != nil {
 		return nil, err
 	}
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
 	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -11,7 +11,7 @@ func BenchmarkCheck(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Check(src, Options{})
+		Check(src, Options{Counter: o200k})
 	}
 }
 
@@ -31,6 +31,6 @@ func TestLargeInputIsLinear(t *testing.T) {
 	long := "v1 report limiter to lead n=1\nreq " + strings.Repeat("12, 34 x ", 30000) + "\n"
 	many := "v1 report limiter to lead n=20000\n" + strings.Repeat("ev#1 commit 3f9a2c1\n", 20000)
 	for _, src := range []string{long, many} {
-		Check(src, Options{})
+		Check(src, Options{Counter: o200k})
 	}
 }

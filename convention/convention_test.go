@@ -38,7 +38,7 @@ func TestStudyConventionFixturesAreClean(t *testing.T) {
 	for _, p := range []string{"p1", "p2", "p3"} {
 		t.Run(p, func(t *testing.T) {
 			src := studyFile(t, p+"/convention.txt")
-			m, diags := Check(src, Options{Roster: []string{"lead", "builder", "yu"}})
+			m, diags := Check(src, Options{Counter: o200k, Roster: []string{"lead", "builder", "yu"}})
 			for _, d := range diags {
 				t.Errorf("%s/convention.txt:%s\n    fix: %s", p, d, d.Fix)
 			}
@@ -51,7 +51,7 @@ func TestStudyConventionFixturesAreClean(t *testing.T) {
 
 func TestStudyAsPublishedHasWrongN(t *testing.T) {
 	src := studyFile(t, "p2/as-published.txt")
-	_, diags := Check(src, Options{})
+	_, diags := Check(src, Options{Counter: o200k})
 	if len(diags) != 1 {
 		t.Fatalf("want exactly one diagnostic, got %v", diags)
 	}
@@ -191,7 +191,7 @@ func TestValidate(t *testing.T) {
 			if len(pd) != 0 {
 				t.Fatalf("parse: %v", pd)
 			}
-			diags := Validate(m, Options{Roster: tt.roster})
+			diags := Validate(m, Options{Counter: o200k, Roster: tt.roster})
 			for _, d := range diags {
 				if d.Severity != SeverityError {
 					t.Errorf("Validate returned a %s: %s", d.Severity, d)
@@ -205,15 +205,15 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidatePositionsAndFixes(t *testing.T) {
-	_, diags := Check("v1 report limiter lead n=1\noutcome partial\n", Options{})
+	_, diags := Check("v1 report limiter lead n=1\noutcome partial\n", Options{Counter: o200k})
 	if len(diags) != 1 || diags[0].Code != "no-to" || diags[0].Col != 19 || diags[0].Fix != "v1 report limiter to lead n=1" {
 		t.Errorf("got %v", diags)
 	}
-	_, diags = Check("v1 report limiter to lead,mra n=1\noutcome partial\n", Options{Roster: []string{"lead", "mara"}})
+	_, diags = Check("v1 report limiter to lead,mra n=1\noutcome partial\n", Options{Counter: o200k, Roster: []string{"lead", "mara"}})
 	if len(diags) != 1 || diags[0].Col != 27 || diags[0].Fix != "mara" || !strings.Contains(diags[0].Message, "lead, mara") {
 		t.Errorf("got %v", diags)
 	}
-	_, diags = Check("v1 report limiter to lead\noutcome partial\n", Options{})
+	_, diags = Check("v1 report limiter to lead\noutcome partial\n", Options{Counter: o200k})
 	if len(diags) != 1 || diags[0].Fix != "v1 report limiter to lead n=1" {
 		t.Errorf("got %v", diags)
 	}
@@ -307,7 +307,7 @@ func TestLooks(t *testing.T) {
 }
 
 func TestTextTokens(t *testing.T) {
-	n := Tokens(Text)
+	n := o200k.Count(Text)
 	if n >= 200 {
 		t.Errorf("convention.Text costs %d o200k_base tokens; it must stay under 200", n)
 	}
@@ -332,15 +332,15 @@ func TestRenderBuilt(t *testing.T) {
 	if got := Render(m); got != want {
 		t.Errorf("Render = %q, want %q", got, want)
 	}
-	_, diags := Check(want, Options{})
+	_, diags := Check(want, Options{Counter: o200k})
 	if HasError(diags) {
 		t.Errorf("rendered message has errors: %v", diags)
 	}
 	// A built message validates and lints like its rendering.
-	if errs := Validate(m, Options{}); len(errs) != 0 {
+	if errs := Validate(m, Options{Counter: o200k}); len(errs) != 0 {
 		t.Errorf("Validate(built) = %v", errs)
 	}
-	warns := Lint(m, Options{})
+	warns := Lint(m, Options{Counter: o200k})
 	SortDiagnostics(warns)
 	if got := codes(warns); !slices.Equal(got, []string{"no-ask", "done-without-ev"}) || warns[1].Line != 3 {
 		t.Errorf("Lint(built) = %v", warns)

@@ -3,6 +3,7 @@ package convention_test
 import (
 	"fmt"
 
+	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/convention"
 )
 
@@ -29,8 +30,13 @@ eta mock lands→2h to finish, p=0.7
 }
 
 func ExampleLint() {
+	// The token figures are counted by the counter passed in; bpe's encodings are counters.
+	o200k, err := bpe.Get(convention.TokenEncoding)
+	if err != nil {
+		panic(err)
+	}
 	m, _ := convention.Parse("v1 report limiter to lead n=2\ndeadline 2026-09-19T12:00:00Z\ndone limiter built\n")
-	for _, d := range convention.Lint(m, convention.Options{}) {
+	for _, d := range convention.Lint(m, convention.Options{Counter: o200k}) {
 		fmt.Println(d)
 		fmt.Println("  fix:", d.Fix)
 	}

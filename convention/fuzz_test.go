@@ -30,7 +30,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		m, diags := Check(src, Options{Roster: []string{"lead", "yu"}})
+		m, diags := Check(src, Options{Counter: o200k, Roster: []string{"lead", "yu"}})
 		for _, d := range diags {
 			if d.Line < 1 || d.Col < 1 || (d.Severity != SeverityError && d.Severity != SeverityWarning) || d.Code == "" || d.Message == "" {
 				t.Fatalf("bad diagnostic %+v", d)

@@ -44,7 +44,7 @@ func TestGolden(t *testing.T) {
 }
 
 func goldenOutput(name, src string) string {
-	m, diags := Check(src, Options{Roster: []string{"lead", "builder", "yu"}})
+	m, diags := Check(src, Options{Counter: o200k, Roster: []string{"lead", "builder", "yu"}})
 	var b strings.Builder
 	for _, d := range diags {
 		b.WriteString(name + ":" + d.String() + "\n")

@@ -37,7 +37,10 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		}
 		m = &c
 	}
-	l := &linter{m: m, optLabels: map[string]bool{}}
+	l := &linter{m: m, optLabels: map[string]bool{}, counter: opt.Counter}
+	if l.counter == nil {
+		l.counter = roughCounter{}
+	}
 	for _, ln := range m.Lines {
 		if ln.Word == "opt" && ln.Key != "" {
 			l.optLabels[ln.Key] = true
@@ -65,10 +68,14 @@ type linter struct {
 	m         *Message
 	diags     []Diagnostic
 	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name
+	counter   Counter         // Options.Counter, or the rough estimate
 	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
 	// which several rules read (and must not change).
 	rawWords, rawUnix []tok
 }
+
+// countTokens counts s with the counter the linter was given.
+func (l *linter) countTokens(s string) int { return l.counter.Count(s) }
 
 func (l *linter) warn(line, col int, code, msg, fix string) {
 	l.diags = append(l.diags, Diagnostic{Line: line, Col: max(col, 1), Severity: SeverityWarning, Code: code, Message: msg, Fix: fix})
@@ -85,7 +92,7 @@ func (l *linter) header() {
 		l.warn(hl, p.intent, "intent", "intent "+quote(h.Intent)+" is not one of "+strings.Join(Intents, ", ")+": readers may not know what it asks of them", fix)
 	}
 	if h.Topic != "" {
-		if msg, _, ok := idCost(h.Topic); ok {
+		if msg, _, ok := l.idCost(h.Topic); ok {
 			l.warn(hl, p.topic, "random-id", "the topic "+msg+"; the topic is also the task's name in the state record, so make it a word (limiter)", "")
 		}
 	}
@@ -249,7 +256,7 @@ func (l *linter) dates(ln Line) {
 		before := ln.render()
 		newText := text[:h.start] + h.rewrite + text[h.end:]
 		after := Line{Word: ln.Word, Key: ln.Key, Mark: ln.Mark, Text: newText}.render()
-		saved := countTokens(before) - countTokens(after)
+		saved := l.countTokens(before) - l.countTokens(after)
 		msg := quote(written) + " is " + h.why + ": ISO basic " + h.rewrite + " says the same"
 		switch {
 		case saved > 0:
@@ -343,10 +350,10 @@ func (l *linter) emoji(ln Line) {
 			end += n
 		}
 		e := ln.Raw[i:end]
-		if countTokens(e) < 2 {
+		if l.countTokens(e) < 2 {
 			continue // a one-token mark costs what a word costs
 		}
-		l.warn(ln.Num, i+1, "emoji", quote(e)+" costs "+plural(countTokens(e), "token")+" and says nothing a word does not (done, claim, block…)", "")
+		l.warn(ln.Num, i+1, "emoji", quote(e)+" costs "+plural(l.countTokens(e), "token")+" and says nothing a word does not (done, claim, block…)", "")
 		return
 	}
 }
@@ -365,7 +372,7 @@ func (l *linter) ids(ln Line) {
 				continue
 			}
 		}
-		msg, _, ok := idCost(w.s)
+		msg, _, ok := l.idCost(w.s)
 		if !ok || labelledAsID(words, i) || i < 3 && idLabels[strings.ToLower(strings.Trim(ln.Word, ":#*_"))] {
 			// `reservation ID 8C8K4E`: another system's id, named as one, must be passed on
 			// exactly; the warning is for the ids a sender or a room chooses.
@@ -415,7 +422,7 @@ var (
 // UUID, base62 or hex noise inside a name) or an id with digits that costs six tokens or
 // more. A bare commit sha is exempt: no word can replace it. It returns the phrase to put in
 // the warning.
-func idCost(w string) (msg string, random, ok bool) {
+func (l *linter) idCost(w string) (msg string, random, ok bool) {
 	if len(w) < 6 || strings.ContainsAny(w, "/.@=$~+:") || strings.Contains(w, "://") {
 		return "", false, false
 	}
@@ -457,7 +464,7 @@ func idCost(w string) (msg string, random, ok bool) {
 			}
 		}
 	}
-	cost := countTokens(w)
+	cost := l.countTokens(w)
 	if !random && !(hasDigit && hasLetter && cost >= 6) {
 		return "", false, false
 	}
@@ -854,8 +861,8 @@ func (l *linter) json() {
 	msg := "JSON in a message: its quotes, braces and repeated keys cost more than the facts they carry; write one fact per line"
 	joined := strings.Join(body, "\n")
 	if est, ok := EstimateJSON([]byte(joined)); ok {
-		now := countTokens(joined)
-		if lines := countTokens(est); lines < now {
+		now := l.countTokens(joined)
+		if lines := l.countTokens(est); lines < now {
 			msg += " (the JSON costs " + plural(now, "token") + "; as fact lines about " + strconv.Itoa(lines) + ")"
 		}
 	}

@@ -135,10 +135,10 @@ func TestLint(t *testing.T) {
 	for _, tt := range lintCases {
 		t.Run(tt.name, func(t *testing.T) {
 			m, diags := Parse(tt.src)
-			if errs := Validate(m, Options{}); len(diags)+len(errs) > 0 {
+			if errs := Validate(m, Options{Counter: o200k}); len(diags)+len(errs) > 0 {
 				t.Fatalf("the case must be valid: %v %v", diags, errs)
 			}
-			warns := Lint(m, Options{})
+			warns := Lint(m, Options{Counter: o200k})
 			SortDiagnostics(warns)
 			for _, d := range warns {
 				if d.Severity != SeverityWarning {
@@ -202,7 +202,7 @@ func TestLintMessages(t *testing.T) {
 		{"v1 reprot limiter to lead n=1\noutcome partial\n", "intent", nil, "v1 report limiter to lead n=1"},
 	}
 	for _, tt := range tests {
-		_, diags := Check(tt.src, Options{})
+		_, diags := Check(tt.src, Options{Counter: o200k})
 		var found *Diagnostic
 		for i := range diags {
 			if diags[i].Code == tt.code {

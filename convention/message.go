@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parleyhq/parley/diag"
 )
 
 // Version is the only convention version this package reads.
@@ -90,33 +92,25 @@ type headerPos struct {
 	lastBlank bool
 }
 
-// Diagnostic is one finding about a message. Line and Col are 1-based; Col counts bytes.
-type Diagnostic struct {
-	Line     int    `json:"line"`
-	Col      int    `json:"col"`
-	Severity string `json:"severity"` // SeverityError or SeverityWarning
-	Code     string `json:"code"`     // stable, kebab-case: "n-mismatch", "date-format", …
-	Message  string `json:"message"`  // what is wrong, in one sentence
-	Fix      string `json:"fix"`      // the rewrite where one exists, else how to fix it; may be ""
-}
+// Diagnostic is one finding about a message (package diag's, which the room server and the
+// AACP parser share). Line and Col are 1-based; Col counts bytes.
+type Diagnostic = diag.Diagnostic
 
 // Severities.
 const (
-	SeverityError   = "error"
-	SeverityWarning = "warning"
+	SeverityError   = diag.SeverityError
+	SeverityWarning = diag.SeverityWarning
 )
-
-// String formats d like a compiler diagnostic, without a file name:
-// `1:27: error: n=10 but the message has 9 fact lines [n-mismatch]`.
-func (d Diagnostic) String() string {
-	return strconv.Itoa(d.Line) + ":" + strconv.Itoa(d.Col) + ": " + d.Severity + ": " + d.Message + " [" + d.Code + "]"
-}
 
 // Options configure Validate and Lint.
 type Options struct {
 	// Roster is the set of seats in the room. When non-nil, an addressee who is not in it is
 	// an error. "all" is always allowed.
 	Roster []string
+	// Counter counts the tokens that Lint's cost figures quote ("costs 4 tokens"), in
+	// TokenEncoding. Nil estimates about four bytes a token; pass a *bpe.Encoding of
+	// TokenEncoding for the exact figures.
+	Counter Counter
 }
 
 // Looks reports whether the first non-blank line of src looks like a convention header: a

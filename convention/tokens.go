@@ -1,29 +1,19 @@
 package convention
 
-import (
-	"sync"
-
-	"github.com/parleyhq/parley/bpe"
-)
-
-// TokenEncoding is the encoding every token figure in this package is counted with: the one
-// the study measured, and the one most agents in a room are billed by.
+// TokenEncoding is the encoding the token figures of Lint are meant in: the one the study
+// measured, and the one most agents in a room are billed by. Pass a counter of it in
+// Options.Counter (the bpe package's o200k_base encoding is one).
 const TokenEncoding = "o200k_base"
 
-var (
-	encOnce sync.Once
-	enc     *bpe.Encoding
-)
-
-// countTokens counts s in o200k_base. If the embedded vocabulary cannot load (which would be
-// a build defect), it falls back to a rough four bytes a token so that lint still runs.
-func countTokens(s string) int {
-	encOnce.Do(func() { enc, _ = bpe.Get(TokenEncoding) })
-	if enc == nil {
-		return (len(s) + 3) / 4
-	}
-	return enc.Count(s)
+// Counter counts the tokens of a text. The package takes one rather than importing a
+// tokenizer, so that parsing a message does not link megabytes of vocabularies; *bpe.Encoding
+// satisfies it.
+type Counter interface {
+	Count(s string) int
 }
 
-// Tokens returns the o200k_base token count of s.
-func Tokens(s string) int { return countTokens(s) }
+// roughCounter is the counter Lint uses when Options.Counter is nil: about four bytes a
+// token, which is close for English prose and code and never zero for a nonempty text.
+type roughCounter struct{}
+
+func (roughCounter) Count(s string) int { return (len(s) + 3) / 4 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
-	"github.com/parleyhq/parley/mock"
+	"github.com/parleyhq/parley/internal/mock"
 )
 
 // A seat posts a message; the service refuses it as a repeat, and the client gets the

@@ -92,8 +92,16 @@ type Option func(*Server)
 // WithLogger sets the logger for request logs and internal errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
-// WithRenderers sets how inboxes and state records are rendered as convention text (the
-// room package's RenderInbox and RenderState). Without them those routes answer JSON only.
+// WithRenderer sets how inboxes and state records are rendered as convention text (the
+// server passes room.Renderer{}, as it does to the MCP edge). Without one those routes
+// answer JSON only.
+func WithRenderer(r parley.Renderer) Option {
+	return func(s *Server) { s.inboxText, s.stateText = r.InboxText, r.StateText }
+}
+
+// WithRenderers is WithRenderer with the two renderers passed as functions.
+//
+// Deprecated: use WithRenderer(room.Renderer{}).
 func WithRenderers(inbox func(*parley.Inbox) string, state func(*parley.StateRecord) string) Option {
 	return func(s *Server) { s.inboxText, s.stateText = inbox, state }
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
-	"github.com/parleyhq/parley/mock"
+	"github.com/parleyhq/parley/internal/mock"
 )
 
 // authOnly is a mock whose tokens are "admin" (the server's admin) and "<room>.<seat>".
@@ -419,10 +419,7 @@ func TestInboxAndStateNegotiation(t *testing.T) {
 	svc.StateFn = func(ctx context.Context, c *parley.Caller, room, topic string) (*parley.StateRecord, error) {
 		return &parley.StateRecord{Room: room, Topic: topic, LastSeq: 3}, nil
 	}
-	ts, _ := newServer(t, svc, phttp.WithRenderers(
-		func(in *parley.Inbox) string { return "inbox of " + in.Seat + "\n" },
-		func(r *parley.StateRecord) string { return "state " + r.Topic + "\n" },
-	))
+	ts, _ := newServer(t, svc, phttp.WithRenderer(fakeRenderer{}))
 	r := do(t, ts, "GET", "/v1/rooms/r/inbox", "r.yu", "", "Accept", "text/plain, application/json;q=0.9")
 	m := r.json(t)
 	if m["seat"] != "yu" || m["open"] == nil {
@@ -693,3 +690,9 @@ func TestEventsEndOnRevocation(t *testing.T) {
 		t.Errorf("after the hold ended: %q", rest)
 	}
 }
+
+// fakeRenderer marks its output so a test can tell whose renderer wrote a response.
+type fakeRenderer struct{}
+
+func (fakeRenderer) InboxText(in *parley.Inbox) string      { return "inbox of " + in.Seat + "\n" }
+func (fakeRenderer) StateText(r *parley.StateRecord) string { return "state " + r.Topic + "\n" }

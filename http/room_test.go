@@ -28,7 +28,7 @@ func newRealServer(t testing.TB) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState)))
+	ts := httptest.NewServer(phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{})))
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/mcp"
+	"github.com/parleyhq/parley/room"
 )
 
 // The server mounts the endpoint at /mcp; clients send a seat token as a bearer token.
@@ -17,7 +18,8 @@ func ExampleNewHandler() {
 	var svc parley.RoomService // a *room.Service in `parley serve`
 	ctx := context.Background()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(svc, slog.Default(), mcp.ShutdownOn(ctx.Done())))
+	mux.Handle("/mcp", mcp.NewHandler(svc, slog.Default(), mcp.ShutdownOn(ctx.Done()),
+		mcp.WithRenderer(room.Renderer{}))) // convention text for inboxes and state records
 }
 
 // `parley mcp` is this: MCP on stdio, forwarded to the server as the token's seat.

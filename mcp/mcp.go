@@ -45,6 +45,7 @@ type handlerConfig struct {
 	sessionTimeout time.Duration
 	maxSessions    int
 	done           <-chan struct{}
+	render         parley.Renderer
 }
 
 // ShutdownOn ends the long-lived parts of the endpoint when done is closed: the standalone
@@ -52,6 +53,13 @@ type handlerConfig struct {
 // command's context's Done so that http.Server.Shutdown need not wait for them.
 func ShutdownOn(done <-chan struct{}) Option {
 	return func(c *handlerConfig) { c.done = done }
+}
+
+// WithRenderer sets how the read, inbox and state tools write inboxes and state records as
+// convention text (the server passes room.Renderer{}, as it does to the HTTP edge). Without
+// one they write the records as indented JSON.
+func WithRenderer(r parley.Renderer) Option {
+	return func(c *handlerConfig) { c.render = r }
 }
 
 // AllowHost lets requests whose Host header names host (without port) through the DNS
@@ -77,7 +85,11 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	for _, o := range opts {
 		o(&cfg)
 	}
-	t := &tools{svc: svc, logger: logger, cursors: map[string]int64{}, done: cfg.done}
+	render := cfg.render
+	if render == nil {
+		render = jsonRenderer{}
+	}
+	t := &tools{svc: svc, logger: logger, render: render, cursors: map[string]int64{}, done: cfg.done}
 	t.sessions = newSessions(svc, logger, cfg.maxSessions, t.forgetCursor)
 	server := t.server()
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{

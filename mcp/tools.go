@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,6 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/internal/textline"
-	"github.com/parleyhq/parley/room"
 )
 
 // Version is what the server reports as its implementation version.
@@ -45,6 +45,7 @@ const (
 type tools struct {
 	svc    parley.RoomService
 	logger *slog.Logger
+	render parley.Renderer // WithRenderer's, or jsonRenderer
 
 	done     <-chan struct{} // closed at server shutdown: waiting reads return
 	sessions *sessions       // bound per seat, closed when their token ends (sessions.go)
@@ -105,6 +106,21 @@ func (t *tools) server() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "lint", Annotations: readOnly,
 		Description: "Check a draft message as post would, without posting it."}, t.lint)
 	return s
+}
+
+// jsonRenderer writes the records as indented JSON, for a handler built without
+// WithRenderer.
+type jsonRenderer struct{}
+
+func (jsonRenderer) InboxText(in *parley.Inbox) string      { return indentJSON(in) }
+func (jsonRenderer) StateText(r *parley.StateRecord) string { return indentJSON(r) }
+
+func indentJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprintf("unprintable record: %v\n", err)
+	}
+	return string(b) + "\n"
 }
 
 // result is a successful text result.
@@ -255,7 +271,7 @@ func (t *tools) read(ctx context.Context, req *sdk.CallToolRequest, in readArgs)
 		fmt.Fprintf(&b, "; more after #%d: read again", last)
 	}
 	b.WriteString(" --\n")
-	b.WriteString(room.RenderInbox(ib))
+	b.WriteString(t.render.InboxText(ib))
 	b.WriteString(dataNotice)
 	return result(b.String()), nil, nil
 }
@@ -345,7 +361,7 @@ func (t *tools) inbox(ctx context.Context, req *sdk.CallToolRequest, _ noArgs) (
 	if err != nil {
 		return t.toolError("inbox", err)
 	}
-	return result(room.RenderInbox(ib) + dataNotice), nil, nil
+	return result(t.render.InboxText(ib) + dataNotice), nil, nil
 }
 
 func (t *tools) state(ctx context.Context, req *sdk.CallToolRequest, in stateArgs) (*sdk.CallToolResult, any, error) {
@@ -360,7 +376,7 @@ func (t *tools) state(ctx context.Context, req *sdk.CallToolRequest, in stateArg
 	if err != nil {
 		return t.toolError("state", err)
 	}
-	return result(room.RenderState(st) + dataNotice), nil, nil
+	return result(t.render.StateText(st) + dataNotice), nil, nil
 }
 
 func (t *tools) lint(ctx context.Context, req *sdk.CallToolRequest, in lintArgs) (*sdk.CallToolResult, any, error) {

@@ -458,7 +458,7 @@ func edgeServer(tb testing.TB) *servertest.Server {
 		tb.Fatal(err)
 	}
 	done := make(chan struct{})
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
 	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: done}))
 	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)

@@ -3,8 +3,8 @@ package room
 import (
 	"strings"
 
+	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/aacp"
-	"github.com/parleyhq/parley/convention"
 )
 
 // packet is what the room keeps of an AACP v1.1 packet.
@@ -18,7 +18,7 @@ func looksAACP(src string) bool { return aacp.Looks(src) }
 
 // checkAACP validates a packet by the specification (section 7, and section 14's ban on
 // sensitive values) and by the room's rule that to: must name seats of the roster.
-func checkAACP(src string, roster []string) (*packet, []convention.Diagnostic) {
+func checkAACP(src string, roster []string) (*packet, []parley.Diagnostic) {
 	p, diags := aacp.Check(src, aacp.Options{RequireTo: true, Roster: roster})
 	res, _ := p.Get("res")
 	return &packet{verb: strings.ToLower(p.Task), topic: res, to: aacp.Addressees(p)}, diags

@@ -20,13 +20,13 @@ func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, e
 	switch {
 	case convention.Looks(body):
 		d.format = parley.FormatConvention
-		m, diags := convention.Check(body, convention.Options{Roster: roster})
+		m, diags := convention.Check(body, convention.Options{Roster: roster, Counter: s.tok})
 		if err := refuseErrors(diags); err != nil {
 			return nil, err
 		}
 		d.conv = m
 		d.topic, d.intent, d.re, d.to = m.Header.Topic, m.Header.Intent, m.Header.Re, m.Header.To
-		d.warnings = convertDiags(diags)
+		d.warnings = diags
 	case looksAACP(body):
 		d.format = parley.FormatAACP
 		pk, diags := checkAACP(body, roster)
@@ -34,7 +34,7 @@ func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, e
 			return nil, err
 		}
 		d.topic, d.intent, d.to = pk.topic, pk.verb, pk.to
-		d.warnings = convertDiags(diags)
+		d.warnings = diags
 	case p.Format == parley.PolicyLenient:
 		d.format = parley.FormatText
 		d.warnings = []parley.Diagnostic{{Line: 1, Col: 1, Severity: "warning", Code: "plain-text",
@@ -54,8 +54,8 @@ func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, e
 
 // refuseErrors turns the first error-severity diagnostic into the refusal; the others ride
 // along in Fields["diagnostics"].
-func refuseErrors(diags []convention.Diagnostic) error {
-	var first *convention.Diagnostic
+func refuseErrors(diags []parley.Diagnostic) error {
+	var first *parley.Diagnostic
 	errs := 0
 	for i := range diags {
 		if diags[i].Severity == convention.SeverityError {
@@ -76,7 +76,7 @@ func refuseErrors(diags []convention.Diagnostic) error {
 	if first.Fix != "" {
 		hint = "try: " + first.Fix
 	}
-	all := convertDiags(diags)
+	all := diags
 	listed, more := capDiags(all)
 	if more > 0 {
 		msg += fmt.Sprintf("; diagnostics lists the first %d of %d findings", len(listed), len(all))
@@ -86,14 +86,6 @@ func refuseErrors(diags []convention.Diagnostic) error {
 		err = err.With("more_diagnostics", more)
 	}
 	return err
-}
-
-func convertDiags(diags []convention.Diagnostic) []parley.Diagnostic {
-	out := make([]parley.Diagnostic, 0, len(diags))
-	for _, d := range diags {
-		out = append(out, parley.Diagnostic{Line: d.Line, Col: d.Col, Severity: d.Severity, Code: d.Code, Message: d.Message, Fix: d.Fix})
-	}
-	return out
 }
 
 // checkAddressing requires at least one addressee, each an active seat of the room or `all`.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
-	"github.com/parleyhq/parley/mock"
+	"github.com/parleyhq/parley/internal/mock"
 )
 
 // runClient runs one parley command against url with a seat token and returns its exit code,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/parleyhq/parley/aacp"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/diag"
 )
 
 const lintDescription = `
@@ -46,6 +48,30 @@ type lintResult struct {
 	File        string                  `json:"file"`
 	Format      string                  `json:"format"`
 	Diagnostics []convention.Diagnostic `json:"diagnostics"`
+}
+
+// MarshalJSON writes each diagnostic with its "fix" even when it is empty, as --json always
+// has; the shared diag.Diagnostic leaves an empty fix out, as the HTTP API does.
+func (r lintResult) MarshalJSON() ([]byte, error) {
+	// The outer Fix hides the embedded one and is written after the embedded fields, where
+	// the embedded fix would have been: More, between them, is zero here and left out.
+	type withFix struct {
+		diag.Diagnostic
+		Fix string `json:"fix"`
+	}
+	out := struct {
+		File        string    `json:"file"`
+		Format      string    `json:"format"`
+		Diagnostics []withFix `json:"diagnostics"`
+	}{File: r.File, Format: r.Format, Diagnostics: make([]withFix, len(r.Diagnostics))}
+	for i, d := range r.Diagnostics {
+		out.Diagnostics[i] = withFix{Diagnostic: d, Fix: d.Fix}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as writeJSONIndent: messages hold < and >
+	err := enc.Encode(out)
+	return b.Bytes(), err
 }
 
 // The study measured convention messages at 414 tokens for the three-message thread against
@@ -126,7 +152,7 @@ func lintOne(name, text string, roster []string) lintResult {
 			Message: "the message is empty", Fix: "start with the header: v1 <intent> <topic> to <seat> n=<fact lines>"})
 	case convention.Looks(text) || convention.HeaderLine(text) > 0 && !aacp.Looks(text):
 		r.Format = "convention"
-		_, diags := convention.Check(text, convention.Options{Roster: roster})
+		_, diags := convention.Check(text, convention.Options{Roster: roster, Counter: conventionCounter()})
 		r.Diagnostics = append(r.Diagnostics, diags...)
 	case aacp.Looks(text):
 		r.Format = "aacp"
@@ -134,16 +160,16 @@ func lintOne(name, text string, roster []string) lintResult {
 		r.Diagnostics = append(r.Diagnostics, diags...)
 	case (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")) && json.Valid([]byte(trimmed)):
 		r.Format = "json"
-		now := convention.Tokens(text)
+		now := conventionCounter().Count(text)
 		msg := fmt.Sprintf("a JSON message (%d tokens): quotes, braces and repeated keys cost more than the facts; as a convention message, one fact per line, ", now)
 		if est, ok := convention.EstimateJSON([]byte(trimmed)); ok {
-			msg += fmt.Sprintf("the same values would cost about %d", convention.Tokens(est))
+			msg += fmt.Sprintf("the same values would cost about %d", conventionCounter().Count(est))
 		}
 		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
 			Message: msg, Fix: "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
 	default:
 		r.Format = "text"
-		now := convention.Tokens(text)
+		now := conventionCounter().Count(text)
 		est := (now*studyConventionTokens + studyProseTokens/2) / studyProseTokens
 		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
 			Message: fmt.Sprintf("plain text (%d tokens): a convention message would carry the same facts in about %d (the study's convention messages cost 35%% less than its prose), and would say who must act and what is asked", now, est),

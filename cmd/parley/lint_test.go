@@ -104,6 +104,27 @@ func TestLintJSON(t *testing.T) {
 	}
 }
 
+// --json writes every diagnostic's fields in the same order, "fix" included when it is empty
+// (the HTTP API leaves an empty fix out; the CLI has always written it).
+func TestLintJSONEmptyFix(t *testing.T) {
+	f := writeTemp(t, "e.txt", "v1 report limiter to lead n=1\noutcome partial \U0001F680\U0001F680\n")
+	code, out, errs := runParley(t, "", "lint", "--json", f)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr %s", code, errs)
+	}
+	want := `      {
+        "line": 2,
+        "col": 17,
+        "severity": "warning",
+        "code": "emoji",
+        "message": "` + "`\U0001F680\U0001F680`" + ` costs 4 tokens and says nothing a word does not (done, claim, block…)",
+        "fix": ""
+      }`
+	if !strings.Contains(out, want) {
+		t.Errorf("--json output:\n%s\nwant it to hold\n%s", out, want)
+	}
+}
+
 func TestLintStdinAndExitCodes(t *testing.T) {
 	tests := []struct {
 		name, stdin string
@@ -159,7 +180,7 @@ func TestConventionCommand(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 	code, out, _ = runParley(t, "", "convention", "--tokens")
-	if code != 0 || strings.TrimSpace(out) != itoaTest(convention.Tokens(convention.Text)) {
+	if code != 0 || strings.TrimSpace(out) != itoaTest(conventionCounter().Count(convention.Text)) {
 		t.Errorf("--tokens: exit %d, output %q", code, out)
 	}
 	if code, _, _ := runParley(t, "", "convention", "extra"); code != 2 {

@@ -62,7 +62,7 @@ func mcpServer(t *testing.T) (svc *room.Service, url string, tokens map[string]s
 		tokens[name] = tok
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(svc, nil))
+	mux.Handle("/mcp", mcp.NewHandler(svc, nil, mcp.WithRenderer(room.Renderer{})))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return svc, srv.URL, tokens

@@ -120,8 +120,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		svc = &adminGate{RoomService: rs, hash: admin.hash}
 	}
 
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
-	h.Handle("/mcp", mcp.NewHandler(svc, log, mcp.ShutdownOn(ctx.Done())))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
+	h.Handle("/mcp", mcp.NewHandler(svc, log, mcp.ShutdownOn(ctx.Done()), mcp.WithRenderer(room.Renderer{})))
 	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: ctx.Done()}))
 	srv := phttp.NewHTTPServer(*addr, h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/mock"
+	"github.com/parleyhq/parley/internal/mock"
 )
 
 func TestParseDB(t *testing.T) {

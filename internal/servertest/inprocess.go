@@ -56,7 +56,7 @@ func InProcess(tb testing.TB, opts InProcessOptions) *Server {
 		store.Close()
 		tb.Fatal(err)
 	}
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderers(room.RenderInbox, room.RenderState))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
 	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	if opts.ReadTimeout > 0 {
