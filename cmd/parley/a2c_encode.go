@@ -2,52 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/parleyhq/parley/a2c"
 	"github.com/parleyhq/parley/trace"
 )
-
-// readSessions reads session lines ({"id","records"}) or record lines ({"kind",…}; they
-// form one session named "stdin").
-func readSessions(r io.Reader) ([]a2c.Input, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	var out []a2c.Input
-	loose := -1
-	n := 0
-	for sc.Scan() {
-		n++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		v, err := trace.ParseJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		if recs, ok := v.Get("records"); ok && recs.Kind == trace.Array {
-			s, err := trace.SessionFromValue(&v)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n, err)
-			}
-			out = append(out, a2c.Input{ID: s.ID, Records: a2c.RecordValues(&s)})
-			continue
-		}
-		if v.Kind != trace.Object {
-			return nil, fmt.Errorf("line %d: want a session or a record object", n)
-		}
-		if loose < 0 {
-			loose = len(out)
-			out = append(out, a2c.Input{ID: "stdin"})
-		}
-		out[loose].Records = append(out[loose].Records, v)
-	}
-	return out, sc.Err()
-}
 
 const a2cEncodeDescription = `
 Encode sessions into a2c/1. Standard input holds session lines as normalize prints them
@@ -73,7 +33,7 @@ func runA2CEncode(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := readSessions(e.stdin)
+	in, err := trace.ReadSessions(e.stdin)
 	if err != nil {
 		return err
 	}
