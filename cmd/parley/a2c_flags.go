@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/parleyhq/parley/a2c"
@@ -75,11 +74,7 @@ func loadDict(path string) (*a2c.Dictionary, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return &a2c.Dictionary{Text: strings.TrimSuffix(string(b), "\n")}, nil
+	return a2c.LoadDictionary(path)
 }
 
 // codecOptions builds the default codec configuration of the encode, verify and benchmark

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/parleyhq/parley/a2c"
 	"github.com/parleyhq/parley/trace"
@@ -38,7 +37,7 @@ func runA2CTrain(ctx context.Context, e *env, args []string) error {
 		recs = append(recs, a2c.RecordValues(&ss[i]))
 	}
 	d := a2c.Train(recs, a2c.TrainOptions{MaxBytes: *maxBytes})
-	if err := os.WriteFile(*output, []byte(d.Text+"\n"), 0o644); err != nil {
+	if err := d.WriteFile(*output); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "dictionary: %d bytes from %d sessions → %s\n", len(d.Text), len(ss), *output)
