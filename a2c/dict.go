@@ -1,7 +1,6 @@
 package a2c
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -55,13 +54,8 @@ func ReadDictionary(r io.Reader) (*Dictionary, error) {
 
 // WriteTo writes the dictionary file.
 func (d *Dictionary) WriteTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriter(w)
-	n, _ := bw.WriteString(d.Text)
-	bw.WriteByte('\n')
-	if err := bw.Flush(); err != nil {
-		return int64(n), err
-	}
-	return int64(n) + 1, nil
+	n, err := io.WriteString(w, d.Text+"\n")
+	return int64(n), err
 }
 
 // LoadDictionary reads the dictionary file at path.
