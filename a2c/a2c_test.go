@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -283,6 +284,10 @@ func TestDecodeErrors(t *testing.T) {
 		"a2c/1\nm||||||[1,]\n",
 		"a2c/1\nm|\\q\n",
 		"a2c/1+d\nm\n",
+		"a2c/1+d123456\nm\n",
+		"a2c/1+d12345\nm\n",
+		"a2c/1+d1234567 id\nm\n",
+		"a2c/1+dd\nm\n",
 	} {
 		if _, _, err := DecodeSession(p, nil); err == nil {
 			t.Errorf("DecodeSession(%q) succeeded, want an error", p)
@@ -313,12 +318,26 @@ func FuzzRoundTrip(f *testing.F) {
 }
 
 func FuzzDecode(f *testing.F) {
+	// A dictionary the decoder is handed whatever the header says: payloads that name it
+	// (by its check value), another one, or none reach the same code paths as real ones.
+	dict := &Dictionary{Text: "dictionary «text»|\\\nsecond line 12345"}
 	f.Add("a2c/1\nm|a|b||x|{k:v}\n")
 	f.Add("a2c/1\nr||||«023|$0\n")
 	f.Add("a2c/1\nr||||||%j[1,2]\nm||||«0726\n")
+	f.Add("a2c/1+d" + dict.Check() + " id\nm||||«1040\nm||||«0930»1\n")
+	f.Add("a2c/1+d000000\nm||||«1040\n")
+	f.Add("a2c/1+d\nm||||«0545\n")
 	f.Fuzz(func(t *testing.T, p string) {
 		// Hostile payloads must fail cleanly, never panic.
 		DecodeSession(p, nil)
+		_, _, err := DecodeSession(p, dict)
+		// A payload that names another dictionary must be refused, never decoded.
+		if h, herr := ParseHeader(strings.SplitN(p, "\n", 2)[0]); herr == nil && h.Dict && h.Check != "" && h.Check != dict.Check() {
+			var de *DictionaryError
+			if !errors.As(err, &de) {
+				t.Fatalf("payload naming dictionary %s decoded with %s: %v", h.Check, dict.Check(), err)
+			}
+		}
 	})
 }
 

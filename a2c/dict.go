@@ -1,6 +1,11 @@
 package a2c
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -18,6 +23,79 @@ import (
 // into it never costs less than nothing.
 type Dictionary struct {
 	Text string
+}
+
+// CheckLen is the number of decimal digits of a dictionary's check value.
+const CheckLen = 6
+
+// Check returns the dictionary's check value, which a payload that uses the dictionary
+// carries in its header (a2c/1+d<check>) so that decoding with another dictionary is
+// refused instead of copying the wrong bytes: the first 8 bytes of the SHA-256 of Text,
+// read as a big-endian number, modulo 10^6, in six decimal digits. Six digits cost two
+// tokens (cl100k and o200k split digits into groups of three) and let one wrong
+// dictionary in a million through.
+func (d *Dictionary) Check() string {
+	sum := sha256.Sum256([]byte(d.Text))
+	return fmt.Sprintf("%0*d", CheckLen, binary.BigEndian.Uint64(sum[:8])%1_000_000)
+}
+
+// The dictionary file: the dictionary's text, then one newline. It is what
+// `parley a2c train` writes and what --dict reads; any text file is a dictionary, and only
+// the one newline that ends the file is not part of it.
+
+// ReadDictionary reads a dictionary file.
+func ReadDictionary(r io.Reader) (*Dictionary, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Dictionary{Text: strings.TrimSuffix(string(b), "\n")}, nil
+}
+
+// WriteTo writes the dictionary file.
+func (d *Dictionary) WriteTo(w io.Writer) (int64, error) {
+	n, err := io.WriteString(w, d.Text+"\n")
+	return int64(n), err
+}
+
+// LoadDictionary reads the dictionary file at path.
+func LoadDictionary(path string) (*Dictionary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadDictionary(f)
+}
+
+// WriteFile writes the dictionary file at path (mode 0644), replacing what was there.
+func (d *Dictionary) WriteFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := d.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// DictionaryError is a payload whose header names a dictionary other than the one it is
+// decoded with. Want is the check value in the header ("" when the payload predates
+// check values); Got is the given dictionary's ("" when none was given).
+type DictionaryError struct {
+	Want, Got string
+}
+
+func (e *DictionaryError) Error() string {
+	switch {
+	case e.Got == "" && e.Want == "":
+		return "a2c: the payload was encoded with a dictionary; pass it (--dict)"
+	case e.Got == "":
+		return fmt.Sprintf("a2c: the payload was encoded with dictionary %s; pass it (--dict)", e.Want)
+	}
+	return fmt.Sprintf("a2c: the payload was encoded with dictionary %s, not with the one given (%s); pass the dictionary it was encoded with", e.Want, e.Got)
 }
 
 // DictCharge says how a dictionary's tokens enter the full cost.

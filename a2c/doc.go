@@ -15,7 +15,7 @@
 // A payload is a header line and one record per line; a record's text fields may keep
 // their newlines, so a record may continue over several lines:
 //
-//	a2c/1[+d][ <id>]                                 header; +d: the dictionary is used
+//	a2c/1[+d<check>][ <id>]                          header; +d: the dictionary is used
 //	<kind>|<from>|<to>|<tool>|<call_id>|<text>|<args>|<result>|<meta>[|<other keys>]
 //	<kind>|…                                         next record (empty fields at the end cut)
 //	 …text that kept its newline…                    continuation: not a record start
@@ -27,6 +27,15 @@
 //	 empty = default: from/to as in the last record of   empty = absent
 //	 the same kind, tool/call_id as in the previous
 //	 record, text absent; ~ = absent
+//
+// The header names the dictionary a payload uses by its check value (Dictionary.Check):
+// six decimal digits after +d, taken from the SHA-256 of the dictionary's text. A decoder
+// refuses the payload (DictionaryError) when it is given no dictionary or one with another
+// check value, instead of copying the wrong bytes. The digits cost two tokens in each
+// payload that uses a dictionary, and are charged as part of its header; payloads without
+// a dictionary carry none. A bare +d (payloads written before check values) is decoded
+// with the dictionary given, unchecked. The dictionary file that --dict reads holds the
+// text and one final newline (ReadDictionary, Dictionary.WriteTo).
 //
 // A line is decoded in two layers.
 //

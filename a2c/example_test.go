@@ -54,3 +54,21 @@ func ExampleMeasure() {
 	// full cost = parts: true
 	// cheaper than canonical JSON: true
 }
+
+func ExampleDictionary_Check() {
+	dict := &a2c.Dictionary{Text: "You are a helpful assistant. Answer briefly and cite your sources."}
+	rec, _ := trace.ParseJSON([]byte(`{"kind":"message","from":"system","text":"You are a helpful assistant. Answer briefly and cite your sources."}`))
+	opt := a2c.Default(nil)
+	opt.Dictionary = dict
+	enc, err := a2c.EncodeSession("demo", []trace.Value{rec}, opt)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(enc.Payload())
+	_, _, err = a2c.DecodeSession(enc.Payload(), &a2c.Dictionary{Text: "another dictionary"})
+	fmt.Println(err)
+	// Output:
+	// a2c/1+d492023 demo
+	// m|system||||«6679
+	// a2c: the payload was encoded with dictionary 492023, not with the one given (449621); pass the dictionary it was encoded with
+}

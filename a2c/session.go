@@ -2,7 +2,6 @@ package a2c
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 // Encoded is one session in a2c/1: the payload (header line, then one line per record)
 // and the decode instructions that describe the features it uses.
 type Encoded struct {
-	Header       string   // "a2c/1", "+d" when the dictionary is used, then " " and the id
+	Header       string   // "a2c/1", "+d" and the dictionary's check value when it is used, then " " and the id
 	Lines        []string // one payload line per record, in order
 	Instructions string
 	Features     Features
@@ -44,13 +43,11 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error)
 	}
 	out.Features = enc.Features()
 	out.UsesDict = out.Features.Dictionary
-	out.Header = Magic
-	if out.UsesDict {
-		out.Header += "+d"
+	h := PayloadHeader{ID: id, Dict: out.UsesDict}
+	if h.Dict {
+		h.Check = opt.Dictionary.Check()
 	}
-	if id != "" {
-		out.Header += " " + string(appendEscaped(nil, id, '|'))
-	}
+	out.Header = h.String()
 	out.Instructions = Instructions(out.Features, opt.FullInstructions)
 	return out, nil
 }
@@ -64,20 +61,51 @@ func RecordValues(s *trace.Session) []trace.Value {
 	return out
 }
 
-// ParseHeader reads a header line: whether the dictionary is needed, and the id.
-func ParseHeader(line string) (id string, dict bool, err error) {
+// PayloadHeader is what the first line of a payload says.
+type PayloadHeader struct {
+	ID   string
+	Dict bool // the payload uses a dictionary
+	// Check is the dictionary's check value (Dictionary.Check). It is empty only in
+	// payloads written before check values existed, whose dictionary cannot be checked.
+	Check string
+}
+
+// String writes the header line: a2c/1, +d and the check value when the payload uses a
+// dictionary, then a space and the id (escaped as a raw field) when there is one.
+func (h PayloadHeader) String() string {
+	s := Magic
+	if h.Dict {
+		s += "+d" + h.Check
+	}
+	if h.ID != "" {
+		s += " " + string(appendEscaped(nil, h.ID, '|'))
+	}
+	return s
+}
+
+// ParseHeader reads a header line.
+func ParseHeader(line string) (PayloadHeader, error) {
+	var h PayloadHeader
 	rest, ok := strings.CutPrefix(line, Magic)
 	if !ok {
-		return "", false, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}
+		return h, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}
 	}
 	if r, ok := strings.CutPrefix(rest, "+d"); ok {
-		dict, rest = true, r
+		h.Dict, rest = true, r
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n > 0 && n != CheckLen {
+			return PayloadHeader{}, &SyntaxError{Line: 1, Offset: len(Magic) + 2, Msg: fmt.Sprintf("malformed header: the dictionary's check value has %d digits, want %d", n, CheckLen)}
+		}
+		h.Check, rest = rest[:n], rest[n:]
 	}
 	if rest == "" {
-		return "", dict, nil
+		return h, nil
 	}
 	if rest[0] != ' ' {
-		return "", false, &SyntaxError{Line: 1, Msg: "malformed header"}
+		return PayloadHeader{}, &SyntaxError{Line: 1, Msg: "malformed header"}
 	}
 	r := reader{s: rest[1:], d: &Decoder{line: 1}}
 	var buf []byte
@@ -87,37 +115,45 @@ func ParseHeader(line string) (id string, dict bool, err error) {
 			r.pos++
 			continue
 		}
+		var err error
 		if buf, err = r.escape(buf, "|"); err != nil {
-			return "", false, err
+			return PayloadHeader{}, err
 		}
 	}
-	return string(buf), dict, nil
+	h.ID = string(buf)
+	return h, nil
 }
 
 // DecodeSession decodes one session payload (header and record lines) and returns the id
-// and the records.
+// and the records. dict must be the dictionary the payload was encoded with when its
+// header says it used one (it is ignored otherwise): a missing dictionary, or one whose
+// check value is not the header's, is a *DictionaryError and nothing is decoded.
 func DecodeSession(payload string, dict *Dictionary) (string, []trace.Value, error) {
 	lines := strings.Split(strings.TrimSuffix(payload, "\n"), "\n")
-	id, needDict, err := ParseHeader(lines[0])
+	h, err := ParseHeader(lines[0])
 	if err != nil {
 		return "", nil, err
 	}
-	if needDict && dict == nil {
-		return "", nil, errors.New("a2c: the payload was encoded with a dictionary; pass it (--dict)")
-	}
-	if !needDict {
+	switch {
+	case !h.Dict:
 		dict = nil
+	case dict == nil:
+		return h.ID, nil, &DictionaryError{Want: h.Check}
+	case h.Check != "":
+		if got := dict.Check(); got != h.Check {
+			return h.ID, nil, &DictionaryError{Want: h.Check, Got: got}
+		}
 	}
 	dec := NewDecoder(dict)
 	out := make([]trace.Value, 0, len(lines)-1)
 	for _, rec := range groupRecords(lines[1:]) {
 		v, err := dec.Decode(rec)
 		if err != nil {
-			return id, out, err
+			return h.ID, out, err
 		}
 		out = append(out, v)
 	}
-	return id, out, nil
+	return h.ID, out, nil
 }
 
 // SplitStream splits concatenated payloads (as `parley a2c encode` writes them) at their

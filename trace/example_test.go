@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/parleyhq/parley/trace"
 )
@@ -36,4 +37,21 @@ func ExampleOpenAI() {
 	// {"from":"user","kind":"message","text":"hi","to":"assistant"}
 	// {"args":"{}","call_id":"c1","from":"assistant","kind":"tool_call","meta":{"call":{"type":"function"},"content":null},"to":"tool","tool":"f"}
 	// {"call_id":"c1","from":"tool","kind":"tool_result","result":"ok","to":"assistant","tool":"f"}
+}
+
+func ExampleReadSessions() {
+	in := `{"id":"t1","records":[{"text":"hi","kind":"message"}]}
+{"step":1,"note":"any object"}
+{"step":2}
+`
+	ss, err := trace.ReadSessions(strings.NewReader(in))
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range ss {
+		fmt.Println(s.ID, len(s.Records), string(trace.Canonical(&s.Records[0])))
+	}
+	// Output:
+	// t1 1 {"kind":"message","text":"hi"}
+	// stdin 2 {"note":"any object","step":1}
 }

@@ -84,6 +84,24 @@ func TestA2CTrainAndDict(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "differing 0") {
 		t.Fatalf("verify --dict: %d %q %q", code, out, errs)
 	}
+	// The payloads name their dictionary: decoding with it round-trips, with another one
+	// or none is refused.
+	_, norm, _ := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic", "--seed", "2", "--sessions", "5")
+	code, payload, errs := runParley(t, norm, "a2c", "encode", "--dict", dict)
+	if code != 0 || !strings.Contains(payload, "a2c/1+d") {
+		t.Fatalf("encode --dict: %d %q, no payload uses the dictionary:\n%s", code, errs, payload)
+	}
+	if code, back, errs := runParley(t, payload, "a2c", "decode", "--dict", dict); code != 0 || back != norm {
+		t.Fatalf("decode --dict: %d %q; decode(encode(x)) != x", code, errs)
+	}
+	other := filepath.Join(t.TempDir(), "other.txt")
+	os.WriteFile(other, []byte("another dictionary\n"), 0o644)
+	if code, _, errs := runParley(t, payload, "a2c", "decode", "--dict", other); code != 1 || !strings.Contains(errs, "not with the one given") {
+		t.Fatalf("decode with another dictionary: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runParley(t, payload, "a2c", "decode"); code != 1 || !strings.Contains(errs, "pass it (--dict)") {
+		t.Fatalf("decode without the dictionary: exit %d, stderr %q", code, errs)
+	}
 }
 
 func TestA2CUsageErrors(t *testing.T) {

@@ -1,0 +1,100 @@
+// The parts of the a2c/1 format that encoder and decoder share: the constants, the
+// kind letters and slots of a schema line, where a record starts, and the decoder's error.
+
+package a2c
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Format constants. They are part of a2c/1: changing one is a new format version.
+const (
+	// Magic starts every session payload.
+	Magic = "a2c/1"
+	// refMin is the shortest string (in bytes) that is numbered for $n references.
+	refMin = 5
+	// spliceOpen starts a splice: « then the length in two digits (00 and three digits
+	// for 100 to 999), then the distance. spliceClose ends one only where the next byte would otherwise read as
+	// part of the distance (a digit) or as the close; a literal « is written ««.
+	spliceOpen  = "«"
+	spliceClose = "»"
+	// spliceMax is the longest span one splice copies (three digits).
+	spliceMax = 999
+)
+
+// kindCodes are the one-letter kinds of a schema line.
+var kindCodes = map[string]byte{
+	"plan": 'p', "message": 'm', "tool_call": 'c', "tool_result": 'r', "status": 's',
+	"artifact": 'a', "review": 'v', "error": 'e', "final": 'f',
+}
+
+var codeKinds = func() map[byte]string {
+	m := map[byte]string{}
+	for k, c := range kindCodes {
+		m[c] = k
+	}
+	return m
+}()
+
+// Slots of a schema line. Which fields come first depends on the kind, so the fields a
+// kind usually has come before the ones it rarely has and trailing empty fields vanish.
+const (
+	slotFrom = iota
+	slotTo
+	slotTool
+	slotCall
+	slotText
+	slotArgs
+	slotResult
+	slotMeta
+	nSlots
+)
+
+var slotNames = [nSlots]string{"from", "to", "tool", "call_id", "text", "args", "result", "meta"}
+
+// fieldOrder is the order of the fields after the kind. One order for every kind keeps
+// the decode instructions short; a per-kind order saved fewer tokens in the payload
+// than it cost to explain.
+var fieldOrder = []int{slotFrom, slotTo, slotTool, slotCall, slotText, slotArgs, slotResult, slotMeta}
+
+func slotOrder(byte) []int { return fieldOrder }
+
+func isStringSlot(s int) bool { return s <= slotText }
+
+func isSlotName(k string) bool {
+	for _, n := range slotNames {
+		if n == k {
+			return true
+		}
+	}
+	return false
+}
+
+// RecordStart reports whether a payload line starts a record: a kind letter alone or
+// before |, or ~, " or { first, or the a2c/1 magic (which starts the next session).
+// Any other line continues the text of the record before it.
+func RecordStart(line string) bool {
+	if line == "" {
+		return false
+	}
+	switch c := line[0]; {
+	case c == '~' || c == '"' || c == '{':
+		return true
+	case codeKinds[c] != "" && (len(line) == 1 || line[1] == '|' || line[1] == '\n'):
+		return true
+	}
+	return strings.HasPrefix(line, Magic)
+}
+
+// SyntaxError is a payload the decoder cannot read, with its line (1 = the header) and
+// the byte offset in the expanded line.
+type SyntaxError struct {
+	Line   int
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("a2c: line %d, byte %d: %s", e.Line, e.Offset, e.Msg)
+}

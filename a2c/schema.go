@@ -1,0 +1,162 @@
+// Schema lines: a record as a kind letter and positional fields (Options.Schema).
+
+package a2c
+
+import (
+	"strings"
+
+	"github.com/parleyhq/parley/trace"
+)
+
+func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
+	var slots [nSlots]*trace.Value
+	var extra []trace.Member
+	var kind *trace.Value
+	seen := map[string]bool{}
+	for i := range rec.Members {
+		m := &rec.Members[i]
+		first := !seen[m.Key]
+		seen[m.Key] = true
+		if m.Key == "kind" && first && m.Value.Kind == trace.String {
+			kind = &m.Value
+			continue
+		}
+		placed := false
+		for s := 0; s < nSlots && first; s++ {
+			if slotNames[s] == m.Key && (!isStringSlot(s) || m.Value.Kind == trace.String) {
+				slots[s], placed = &m.Value, true
+				break
+			}
+		}
+		if !placed {
+			if first && (m.Key == "kind" || isSlotName(m.Key)) {
+				// The first occurrence has the wrong type: every occurrence of this
+				// name goes to extra so that their order is kept.
+				seen[m.Key+"\x00extra"] = true
+			}
+			extra = append(extra, *m)
+		}
+	}
+	// A later duplicate of a name whose first occurrence took a slot stays in extra.
+	kindKey := ""
+	var code byte
+	switch {
+	case kind == nil:
+		dst = append(dst, '~')
+		e.feat.Absent = true
+	default:
+		kindKey = kind.Str
+		if c, ok := kindCodes[kind.Str]; ok {
+			code = c
+			dst = append(dst, c)
+			e.feat.Kinds[c] = true
+		} else {
+			dst = appendQuotedCVN(dst, kind.Str)
+		}
+	}
+	fields := make([][]byte, 0, nSlots+1)
+	for _, s := range slotOrder(code) {
+		var f []byte
+		switch {
+		case isStringSlot(s):
+			var def field
+			switch s {
+			case slotFrom:
+				def = e.st.lastFrom[kindKey]
+			case slotTo:
+				def = e.st.lastTo[kindKey]
+			case slotTool:
+				def = e.st.prevTool
+			case slotCall:
+				def = e.st.prevCall
+			}
+			cur := field{}
+			if slots[s] != nil {
+				cur = field{ok: true, s: slots[s].Str}
+			}
+			switch {
+			case cur == def:
+				if cur.ok {
+					e.feat.Defaults = true
+				}
+			case !cur.ok:
+				f = append(f, '~')
+				e.feat.Absent = true
+			default:
+				f = e.rawString(f, cur.s)
+			}
+		case slots[s] != nil:
+			f = e.value(f, slots[s])
+		}
+		fields = append(fields, f)
+	}
+	if len(extra) > 0 {
+		e.feat.Extra = true
+		ev := trace.Value{Kind: trace.Object, Members: extra}
+		fields = append(fields, e.value(nil, &ev))
+	}
+	for len(fields) > 0 && len(fields[len(fields)-1]) == 0 {
+		fields = fields[:len(fields)-1]
+	}
+	for _, f := range fields {
+		dst = append(dst, '|')
+		dst = append(dst, f...)
+	}
+	// Defaults for the next line.
+	get := func(s int) field {
+		if slots[s] == nil {
+			return field{}
+		}
+		return field{ok: true, s: slots[s].Str}
+	}
+	e.st.lastFrom[kindKey] = get(slotFrom)
+	e.st.lastTo[kindKey] = get(slotTo)
+	e.st.prevTool = get(slotTool)
+	e.st.prevCall = get(slotCall)
+	return dst
+}
+
+// rawString writes a string slot: its text with backslash escapes, up to the next |.
+func (e *Encoder) rawString(dst []byte, s string) []byte {
+	if ref, ok := e.refFor(s, func() int { return e.count(s) }); ok {
+		e.feat.ValueRefs = true
+		return append(dst, ref...)
+	}
+	if e.opt.Embedded {
+		if v, st, cut, ok := detectEmbedded(s, e.buf); ok {
+			if out, ok := e.tryEmbedded(dst, s, &v, st, cut, func() int { return e.count(s) }); ok {
+				return out
+			}
+		}
+	}
+	if s == "" {
+		e.st.register(s)
+		return append(dst, `""`...)
+	}
+	switch s[0] {
+	case '~', '$', '%', '"':
+		dst = append(dst, '\\')
+		e.feat.RawEscapes = true
+	}
+	start, full := len(dst), s
+	if e.opt.RawNewlines {
+		// Newlines stay newlines (a model reads them as one token where \n costs two);
+		// fixNewlines escapes the few that would look like the start of a record.
+		for {
+			i := strings.IndexByte(s, '\n')
+			if i < 0 {
+				break
+			}
+			dst = appendEscaped(dst, s[:i], '|')
+			dst = append(dst, '\n')
+			e.feat.Newlines = true
+			s = s[i+1:]
+		}
+	}
+	dst = appendEscaped(dst, s, '|')
+	if len(dst)-start != len(full) {
+		e.feat.RawEscapes = true
+	}
+	e.st.register(full)
+	return dst
+}

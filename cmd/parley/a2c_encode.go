@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/trace"
+)
+
+const a2cEncodeDescription = `
+Encode sessions into a2c/1. Standard input holds session lines as normalize prints them
+({"id":…,"records":[…]}) or bare record lines (one JSON object per line, taken as one
+session). Standard output gets one payload per session: a header line "a2c/1 <id>" and
+one line per record. Any JSON object per line round-trips, not only trace records.
+
+--explain writes each session's decode instructions (the text a reader needs, charged in
+full by benchmark) to standard error. --encoding picks the tokenizer used to keep only the
+references that save tokens. --dict uses a dictionary from 'parley a2c train'; decode
+needs the same file.`
+
+func runA2CEncode(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "a2c encode", "a2c encode [--encoding E] [--dict FILE] [--explain] < sessions.jsonl", a2cEncodeDescription,
+		"  parley a2c normalize --adapter openai --source tau.jsonl | parley a2c encode > tau.a2c\n  parley a2c encode --explain < session.jsonl")
+	encName := fs.String("encoding", "cl100k_base", "tokenizer for token-aligned choices: cl100k_base or o200k_base")
+	dictPath := fs.String("dict", "", "a dictionary file written by 'parley a2c train'")
+	explain := fs.Bool("explain", false, "write each session's decode instructions to stderr")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	opt, _, err := codecOptions(*encName, *dictPath)
+	if err != nil {
+		return err
+	}
+	in, err := trace.ReadSessions(e.stdin)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	for _, s := range in {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		out, err := a2c.EncodeSession(s.ID, s.Records, opt)
+		if err != nil {
+			return fmt.Errorf("session %s: %w", s.ID, err)
+		}
+		w.WriteString(out.Payload())
+		if *explain {
+			fmt.Fprintf(e.stderr, "%s\n%s\n\n", out.Header, out.Instructions)
+		}
+	}
+	return w.Flush()
+}

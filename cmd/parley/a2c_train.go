@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/trace"
+)
+
+const a2cTrainDescription = `
+Learn a dictionary from training data: the lines and values (system prompts, tool
+descriptions, boilerplate) that recur in at least a fifth of the sessions, most bytes
+saved first, up to --max-bytes, written as text to --output. benchmark, encode, decode and verify take
+it with --dict. Train on data you will not measure on: a dictionary learned from the test
+set flatters the codec ('parley a2c optimize' splits by trajectory for you). benchmark
+charges the dictionary's tokens in full, once by default.`
+
+func runA2CTrain(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "a2c train", "a2c train --adapter A --source PATH --output FILE [--max-bytes N]", a2cTrainDescription,
+		"  parley a2c train --adapter openai --source train.jsonl --output tau.dict\n  parley a2c benchmark --adapter openai --source test.jsonl --dict tau.dict")
+	sf := addSourceFlags(fs)
+	output := fs.String("output", "", "where to write the dictionary (required)")
+	maxBytes := fs.Int("max-bytes", 8192, "the dictionary's size limit in bytes")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *output == "" {
+		return usageErrorf("--output is required")
+	}
+	ss, err := sf.load(ctx, e, "train")
+	if err != nil {
+		return err
+	}
+	var recs [][]trace.Value
+	for i := range ss {
+		recs = append(recs, a2c.RecordValues(&ss[i]))
+	}
+	d := a2c.Train(recs, a2c.TrainOptions{MaxBytes: *maxBytes})
+	if err := d.WriteFile(*output); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "dictionary: %d bytes from %d sessions → %s\n", len(d.Text), len(ss), *output)
+	return nil
+}
