@@ -144,8 +144,17 @@ type Store interface {
 	// among its last n messages, or 0.
 	Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error)
 
+	// TopicMessages returns the room's messages on topic with seq > after, in seq order, at
+	// most limit of them (limit <= 0: all): what Messages returns, less every other topic's.
+	// Its cost is that of the topic's messages, however many the room holds (an index on
+	// room, topic and seq). Topic "" selects the messages without one.
+	TopicMessages(ctx context.Context, room, topic string, after int64, limit int) ([]*Message, error)
+
 	// Asks returns the room's asks in the given state ("" for all), by seq and line.
 	Asks(ctx context.Context, room, state string) ([]*Ask, error)
+	// TopicAsks returns the room's asks on topic (Ask.Topic), in every state, by seq and
+	// line: what Asks(room, "") returns, less every other topic's.
+	TopicAsks(ctx context.Context, room, topic string) ([]*Ask, error)
 	// DueAsks returns open asks, in every room, whose Due is set and not after t.
 	DueAsks(ctx context.Context, t time.Time) ([]*Ask, error)
 	// NextDue returns the earliest Due of any open ask, or the zero time.

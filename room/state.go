@@ -38,16 +38,18 @@ func (s *Service) State(ctx context.Context, c *parley.Caller, room, topic strin
 	if _, err := s.room(ctx, room); err != nil {
 		return nil, err
 	}
-	asks, err := s.store.Asks(ctx, room, "")
+	asks, err := s.store.TopicAsks(ctx, room, topic)
 	if err != nil {
 		return nil, s.internal(ctx, "state", err)
 	}
-	// The room is read a chunk at a time, never whole: memory stays bounded by the chunk and
-	// by the record, which buildState keeps within its cap as it goes.
+	// Only the topic's messages are read, through the store's topic index, so a record costs
+	// what its topic holds, not what the room holds; and they are read a chunk at a time,
+	// never whole: memory stays bounded by the chunk and by the record, which buildState
+	// keeps within its cap as it goes.
 	var readErr error
 	msgs := func(yield func(*parley.Message) bool) {
 		for after := int64(0); ; {
-			chunk, err := s.store.Messages(ctx, room, after, stateChunk)
+			chunk, err := s.store.TopicMessages(ctx, room, topic, after, stateChunk)
 			if err != nil {
 				readErr = err
 				return
@@ -77,6 +79,8 @@ func (s *Service) State(ctx context.Context, c *parley.Caller, room, topic strin
 // stateChunk is how many messages State reads from the store at a time.
 const stateChunk = 64
 
+// buildState builds the record from msgs and asks, which may hold other topics' too (they are
+// skipped), in seq order.
 func buildState(room, topic string, msgs iter.Seq[*parley.Message], asks []*parley.Ask) *parley.StateRecord {
 	rec := &parley.StateRecord{
 		Room: room, Topic: topic, OpenAsks: []*parley.Ask{}, Decisions: []parley.StateItem{},

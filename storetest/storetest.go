@@ -61,6 +61,8 @@ func Run(t *testing.T, open Open) {
 		{"Watch", testWatch},
 		{"WatchSeats", testWatchSeats},
 		{"Paging", testPaging},
+		{"TopicMessages", testTopicMessages},
+		{"TopicAsks", testTopicAsks},
 		{"EmptyLists", testEmptyLists},
 		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store
 	}
