@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 // stmtCache prepares each query once per *sql.DB. SQLite spends more time parsing the short
@@ -114,4 +116,23 @@ func (t txStmts) exec(ctx context.Context, query string, args ...any) (sql.Resul
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// The cache is a sqlstore.DB, of prepared statements: the reader for sqlstore.Tables' reads, the
+// writer for its writes.
+
+func (c *stmtCache) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return c.queryRow(ctx, query, args...)
+}
+
+func (c *stmtCache) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	rows, err := c.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
+}
+
+func (c *stmtCache) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return rowsAffected(c.exec(ctx, query, args...))
 }
