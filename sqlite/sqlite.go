@@ -141,10 +141,8 @@ const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	applied_at INTEGER NOT NULL
 ) STRICT`
 
-// toMicros and fromMicros convert between time.Time and the stored integer.
+// toMicros converts a time.Time to the stored integer (sqlstore reads it back).
 func toMicros(t time.Time) int64 { return t.UnixMicro() }
-
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 // sqliteCode returns the extended result code of a SQLite error, or 0.
 func sqliteCode(err error) int {
