@@ -13,6 +13,10 @@ func SeatNotFound(room, name string) error {
 	return parley.Errorf(parley.ENOTFOUND, "seat %q not found in room %q", name, room)
 }
 
+func noSuchToken() error {
+	return parley.Errorf(parley.ENOTFOUND, "no seat has this token")
+}
+
 func MessageNotFound(room string, seq int64) error {
 	return parley.Errorf(parley.ENOTFOUND, "message #%d not found in room %q", seq, room)
 }

@@ -137,13 +137,12 @@ func (t Tables) Seat(ctx context.Context, room, name string) (*parley.Seat, erro
 
 // SeatByToken returns the seat whose token hashes to hash, revoked or not. ENOTFOUND.
 func (t Tables) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, error) {
-	notFound := parley.Errorf(parley.ENOTFOUND, "no seat has this token")
 	if len(hash) == 0 {
-		return nil, notFound
+		return nil, noSuchToken()
 	}
 	st, err := ScanSeat(t.read.QueryRow(ctx, `SELECT `+SeatColumns+` FROM seats WHERE token_hash = $1`, hash))
 	if isNoRows(err) {
-		return nil, notFound
+		return nil, noSuchToken()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("seat by token: %w", err)
