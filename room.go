@@ -128,9 +128,9 @@ type Store interface {
 	// Append stores a.Message with the next gapless seq of its room and updates asks, in one
 	// transaction, and returns the stored message (Seq set). On an Idempotency-Key that the
 	// same seat already used in the room it stores nothing and returns the original message
-	// with ErrReplay. On a duplicate (see Append.Dedup*) it returns ECONFLICT with
-	// Fields["seq"]. ENOTFOUND for the room.
-	Append(ctx context.Context, a *Append) (*Message, error)
+	// with Replay set: a normal result, not an error. On a duplicate (see Append.Dedup*) it
+	// returns ECONFLICT with Fields["seq"]. ENOTFOUND for the room.
+	Append(ctx context.Context, a *Append) (Appended, error)
 	// Messages returns the room's messages with seq > after, in seq order, at most limit
 	// of them (limit <= 0: all).
 	Messages(ctx context.Context, room string, after int64, limit int) ([]*Message, error)
@@ -192,6 +192,10 @@ type SeatChange struct {
 	Seat string
 }
 
-// ErrReplay is returned by Store.Append, with the original message, when an Idempotency-Key
-// is reused: the post was already stored, and nothing new is.
-var ErrReplay = &Error{Code: ECONFLICT, Message: "idempotent replay"}
+// Appended is what Store.Append returns: the stored message, embedded so that its fields read
+// as the result's own (res.Seq), and whether it is a replay: the seat had already posted it
+// with the same Idempotency-Key, so this append stored nothing and Message is the original.
+type Appended struct {
+	*Message
+	Replay bool
+}

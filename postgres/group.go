@@ -30,7 +30,7 @@ type groupOp struct {
 	ctx  context.Context
 	a    *parley.Append
 	m    parley.Message
-	out  *parley.Message
+	out  parley.Appended
 	err  error
 	done chan struct{}
 }
@@ -49,9 +49,9 @@ type groups struct {
 
 // group runs one append in its room's next batch and waits for it. Once queued an append
 // always runs or fails with its context's error, before its batch commits.
-func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message) (*parley.Message, error) {
+func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message) (parley.Appended, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return parley.Appended{}, err
 	}
 	o := &groupOp{ctx: ctx, a: a, m: m, done: make(chan struct{})}
 	s.groups.mu.Lock()
@@ -103,7 +103,7 @@ func (s *Store) commitBatch(batch []*groupOp) {
 	// replay or a duplicate found there may name a sibling's message that was never stored.
 	fail := func(err error) {
 		for _, o := range batch {
-			o.out, o.err = nil, err
+			o.out, o.err = parley.Appended{}, err
 		}
 	}
 	tx, err := s.pool.Begin(ctx)
@@ -122,17 +122,21 @@ func (s *Store) commitBatch(batch []*groupOp) {
 		// matters (their subtransactions stay part of the transaction either way), and
 		// ROLLBACK TO names the latest.
 		out, err := appendTx(context.WithoutCancel(o.ctx), tx, o.a, o.m)
-		if err != nil {
-			o.out, o.err = out, err // out: the original, with ErrReplay
+		o.out, o.err = out, err
+		if err != nil || out.Replay {
+			// A replay took a seq too, before it found the original: it goes back.
 			if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT op`); rerr != nil {
 				// The savepoint may never have been made (a lost connection): the batch
 				// fails as one.
-				fail(fmt.Errorf("append: after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
+				if err == nil {
+					fail(fmt.Errorf("append: after a replay: rollback to savepoint: %w", rerr))
+				} else {
+					fail(fmt.Errorf("append: after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
+				}
 				return
 			}
 			continue
 		}
-		o.out = out
 		ok = append(ok, o)
 	}
 	if len(ok) == 0 {

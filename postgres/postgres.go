@@ -31,9 +31,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +42,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/fanout"
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -67,6 +66,8 @@ const migrationLock = 0x7061726c6579
 
 // Store is a parley.Store on a PostgreSQL database.
 type Store struct {
+	sqlstore.Tables // reads and writes on pool
+
 	pool   *pgxpool.Pool
 	listen *pgx.ConnConfig // for the dedicated LISTEN connection
 	watch  *fanout.Hub
@@ -100,6 +101,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
+	s.Tables = sqlstore.New(pgDB{pool}, pgDB{pool}, dialect{})
 	for _, o := range opts {
 		o(s)
 	}
@@ -129,9 +131,8 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// migrate applies the embedded migrations that the database has not seen, each in its own
-// transaction together with its row in schema_migrations, in file-name order, holding an
-// advisory lock so that processes starting together do not race.
+// migrate applies the embedded migrations that the database has not seen (sqlstore.Migrate),
+// holding an advisory lock so that processes starting together do not race.
 func (s *Store) migrate(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -143,86 +144,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
 
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    integer     NOT NULL PRIMARY KEY,
-		name       text        NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sort.Strings(names)
-	known := 0
-	for _, name := range names {
-		v, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		known = max(known, v)
-	}
-	// A database that a newer parley migrated may hold what this one would misread.
-	var current int
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if current > known {
-		return fmt.Errorf("migrate: the database schema is at version %d, newer than this parley knows (%d): run a newer parley", current, known)
-	}
-	for _, name := range names {
-		version, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		if err := migrateOne(ctx, conn.Conn(), version, name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sqlstore.Migrate(ctx, pgDB{conn.Conn()}, dialect{}, migrations, createMigrations)
 }
 
-func migrateOne(ctx context.Context, conn *pgx.Conn, version int, name string) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	defer tx.Rollback(context.Background())
-	var done bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&done); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if done {
-		return nil
-	}
-	b, err := migrations.ReadFile(name)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	// Without arguments pgx uses the simple protocol, which runs a multi-statement script.
-	if _, err := tx.Exec(ctx, string(b)); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, name); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	return nil
-}
-
-// migrationVersion reads the number that starts a migration's file name ("0001_init.sql").
-func migrationVersion(name string) (int, error) {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	digits, _, ok := strings.Cut(base, "_")
-	v, err := strconv.Atoi(digits)
-	if !ok || err != nil || v <= 0 {
-		return 0, fmt.Errorf("migrate: file %s does not start with a version number and '_'", name)
-	}
-	return v, nil
-}
+const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    integer     NOT NULL PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
 
 func (s *Store) connectListener(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.listen.Copy())
@@ -338,23 +267,47 @@ func sqlState(err error) string {
 	return ""
 }
 
-func roomNotFound(name string) error {
-	return parley.Errorf(parley.ENOTFOUND, "room %q not found", name)
+// dialect is PostgreSQL's sqlstore.Dialect.
+type dialect struct{}
+
+func (dialect) Time(t time.Time) any      { return t }
+func (dialect) Unique(err error) bool     { return sqlState(err) == uniqueViolation }
+func (dialect) ForeignKey(err error) bool { return sqlState(err) == foreignKeyViolation }
+
+// pgDB is a pool, connection or transaction as a sqlstore.DB.
+type pgDB struct {
+	db interface {
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+		Begin(ctx context.Context) (pgx.Tx, error)
+	}
 }
 
-// utc returns t in UTC; PostgreSQL hands timestamptz back in the local zone.
-func utc(t time.Time) time.Time { return t.UTC() }
-
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
+func (d pgDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return d.db.QueryRow(ctx, query, args...)
 }
 
-func fromNullTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
+func (d pgDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	rows, err := d.db.Query(ctx, query, args...)
+	if err != nil {
+		return err
 	}
-	return t.UTC()
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (d pgDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := d.db.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
+}
+
+// Tx runs fn in a transaction (sqlstore.Migrations).
+func (d pgDB) Tx(ctx context.Context, fn func(tx sqlstore.DB) error) error {
+	return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error { return fn(pgDB{tx}) })
 }

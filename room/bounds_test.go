@@ -32,7 +32,7 @@ func (f *Fixture) appendRaw(rm, seat, body string) *parley.Message {
 	if err != nil {
 		f.tb.Fatalf("append: %v", err)
 	}
-	return m
+	return m.Message
 }
 
 // pages reads the history after `after` page by page through HistoryPage, checking each

@@ -3,7 +3,6 @@ package room
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -110,13 +109,14 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 	}
 	m, err := s.store.Append(ctx, a)
 	switch {
-	case errors.Is(err, parley.ErrReplay):
-		return replay(m), nil
 	case err != nil && parley.ErrorCode(err) == parley.ECONFLICT && seqField(err) > 0:
 		// Another post of the same body won the race past the early dedup check.
 		return nil, s.refuseDuplicate(ctx, room, seat.Name, seqField(err), d.tokens)
 	case err != nil:
 		return nil, s.internal(ctx, "post: append", err)
+	case m.Replay:
+		// A retry with the same key won the race past the early idempotency check.
+		return replay(m.Message), nil
 	}
 	s.addStat(ctx, room, seat.Name, "tokens_posted", int64(d.tokens))
 	s.addStat(ctx, room, seat.Name, "messages", 1)

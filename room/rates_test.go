@@ -22,14 +22,14 @@ type faultyStore struct {
 	mode atomic.Value // "", "fail" or "race"
 }
 
-func (f *faultyStore) Append(ctx context.Context, a *parley.Append) (*parley.Message, error) {
+func (f *faultyStore) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {
 	switch f.mode.Load() {
 	case "fail":
-		return nil, errors.New("disk on fire")
+		return parley.Appended{}, errors.New("disk on fire")
 	case "race":
 		m := *a.Message
 		m.Seq = 1
-		return &m, parley.ErrReplay
+		return parley.Appended{Message: &m, Replay: true}, nil
 	}
 	return f.Store.Append(ctx, a)
 }

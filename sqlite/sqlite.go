@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/fanout"
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -40,6 +40,8 @@ var _ parley.Store = (*Store)(nil)
 
 // Store is a parley.Store on one SQLite database file.
 type Store struct {
+	sqlstore.Tables // reads on r, writes on w
+
 	path  string
 	write *sql.DB    // one connection; transactions BEGIN IMMEDIATE
 	read  *sql.DB    // a pool of query_only connections
@@ -85,7 +87,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
-	if err := s.migrate(ctx); err != nil {
+	if err := sqlstore.Migrate(ctx, sqlDB{write}, dialect{}, migrations, createMigrations); err != nil {
 		write.Close()
 		return nil, err
 	}
@@ -105,6 +107,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.read = read
 	s.w, s.r = newStmtCache(write), newStmtCache(read)
+	s.Tables = sqlstore.New(s.r, s.w, dialect{})
 	for _, q := range appendQueries {
 		if _, err := s.w.get(ctx, q); err != nil {
 			s.w.close()
@@ -132,125 +135,14 @@ func (s *Store) Close() error {
 	return s.err
 }
 
-// migrate applies the embedded migrations that the database has not seen, each in its own
-// transaction together with its row in schema_migrations, in file-name order.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER NOT NULL PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	) STRICT`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sort.Strings(names)
-	known := 0
-	for _, name := range names {
-		v, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		known = max(known, v)
-	}
-	// A database that a newer parley migrated may hold what this one would misread.
-	var current int
-	if err := s.write.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if current > known {
-		return fmt.Errorf("migrate: the database schema is at version %d, newer than this parley knows (%d): run a newer parley", current, known)
-	}
-	for _, name := range names {
-		version, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		if err := s.migrateOne(ctx, version, name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+) STRICT`
 
-func (s *Store) migrateOne(ctx context.Context, version int, name string) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	b, err := migrations.ReadFile(name)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, string(b)); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		version, name, toMicros(time.Now())); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
-	}
-	return nil
-}
-
-// migrationVersion reads the number that starts a migration's file name ("0001_init.sql").
-func migrationVersion(name string) (int, error) {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	digits, _, ok := strings.Cut(base, "_")
-	v, err := strconv.Atoi(digits)
-	if !ok || err != nil || v <= 0 {
-		return 0, fmt.Errorf("migrate: file %s does not start with a version number and '_'", name)
-	}
-	return v, nil
-}
-
-// toMicros and fromMicros convert between time.Time and the stored integer.
+// toMicros converts a time.Time to the stored integer (sqlstore reads it back).
 func toMicros(t time.Time) int64 { return t.UnixMicro() }
-
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func nullMicros(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: toMicros(t), Valid: true}
-}
-
-func fromNullMicros(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return fromMicros(v.Int64)
-}
-
-// nullMicrosPtr stores an optional time: NULL for nil. Every instant, the zero time.Time
-// included, is a value.
-func nullMicrosPtr(t *time.Time) sql.NullInt64 {
-	if t == nil {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: toMicros(*t), Valid: true}
-}
-
-func fromNullMicrosPtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := fromMicros(v.Int64)
-	return &t
-}
 
 // sqliteCode returns the extended result code of a SQLite error, or 0.
 func sqliteCode(err error) int {
@@ -270,6 +162,70 @@ func isForeignKey(err error) bool {
 	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-func roomNotFound(name string) error {
-	return parley.Errorf(parley.ENOTFOUND, "room %q not found", name)
+// dialect is SQLite's sqlstore.Dialect.
+type dialect struct{}
+
+func (dialect) Time(t time.Time) any      { return toMicros(t) }
+func (dialect) Unique(err error) bool     { return isUnique(err) }
+func (dialect) ForeignKey(err error) bool { return isForeignKey(err) }
+
+// sqlDB is a *sql.DB or *sql.Tx as a sqlstore.DB, its statements unprepared: for migrations,
+// whose scripts hold several statements.
+type sqlDB struct {
+	db interface {
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	}
+}
+
+func (d sqlDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return d.db.QueryRowContext(ctx, query, args...)
+}
+
+func (d sqlDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
+}
+
+func (d sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return rowsAffected(d.db.ExecContext(ctx, query, args...))
+}
+
+// Tx runs fn in a transaction of the writer (sqlstore.Migrations).
+func (d sqlDB) Tx(ctx context.Context, fn func(tx sqlstore.DB) error) error {
+	db, ok := d.db.(*sql.DB)
+	if !ok {
+		return errors.New("sqlite: nested transaction")
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(sqlDB{tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// eachRow calls each for every row of rows, and closes them.
+func eachRow(rows *sql.Rows, each func(sqlstore.Row) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func rowsAffected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -3,7 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 // stmtCache prepares each query once per *sql.DB. SQLite spends more time parsing the short
@@ -26,7 +30,7 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := c.lookup(query); st != nil {
 		return st, nil
 	}
-	st, err := c.db.PrepareContext(ctx, query)
+	st, err := c.db.PrepareContext(ctx, anonymous(query))
 	if err != nil {
 		return nil, err
 	}
@@ -114,4 +118,50 @@ func (t txStmts) exec(ctx context.Context, query string, args ...any) (sql.Resul
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// The cache is a sqlstore.DB, of prepared statements: the reader for sqlstore.Tables' reads, the
+// writer for its writes.
+
+func (c *stmtCache) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return c.queryRow(ctx, query, args...)
+}
+
+func (c *stmtCache) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	rows, err := c.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
+}
+
+func (c *stmtCache) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return rowsAffected(c.exec(ctx, query, args...))
+}
+
+// anonymous returns query with its $N placeholders turned into plain ?, when they stand in the
+// order 1, 2, 3… once each, as in most of sqlstore's queries; any other query comes back as it
+// is. The driver binds $N by number too, but it asks SQLite for the name of every named
+// parameter on every execution, a string allocated each time; a plain ? has no name. The
+// cache prepares the rewritten query under the original one, so the rewriting is done once.
+func anonymous(query string) string {
+	var b strings.Builder
+	next := 1
+	for i := 0; i < len(query); i++ {
+		j := i + 1
+		for query[i] == '$' && j < len(query) && '0' <= query[j] && query[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			b.WriteByte(query[i])
+			continue
+		}
+		if n, err := strconv.Atoi(query[i+1 : j]); err != nil || n != next {
+			return query
+		}
+		next++
+		b.WriteByte('?')
+		i = j - 1
+	}
+	return b.String()
 }

@@ -57,3 +57,19 @@ func TestStmtCacheNoDeadlock(t *testing.T) {
 		t.Errorf("last seq %d, %v, want 64", last, err)
 	}
 }
+
+func TestAnonymous(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`SELECT a FROM t WHERE x = $1 AND y = $2`, `SELECT a FROM t WHERE x = ? AND y = ?`},
+		{`VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{`SELECT 1`, `SELECT 1`},
+		{`WHERE a = $1 AND ($2 = '' OR b = $2)`, `WHERE a = $1 AND ($2 = '' OR b = $2)`}, // $2 twice: kept
+		{`WHERE a = $2 AND b = $1`, `WHERE a = $2 AND b = $1`},                           // out of order: kept
+		{`WHERE a = ?1 AND b = ?1`, `WHERE a = ?1 AND b = ?1`},
+		{`SELECT '$' || x FROM t WHERE y = $1`, `SELECT '$' || x FROM t WHERE y = ?`},
+	} {
+		if got := anonymous(tc.in); got != tc.want {
+			t.Errorf("anonymous(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -71,7 +70,7 @@ func testSharedGapless(t *testing.T, open OpenPair) {
 }
 
 // race runs f once on each store at the same moment and returns both results.
-func race(a, b parley.Store, f func(s parley.Store) (*parley.Message, error)) (ms [2]*parley.Message, errs [2]error) {
+func race(a, b parley.Store, f func(s parley.Store) (parley.Appended, error)) (ms [2]parley.Appended, errs [2]error) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, s := range []parley.Store{a, b} {
@@ -90,7 +89,7 @@ func testSharedIdempotency(t *testing.T, open OpenPair) {
 	MustCreateRoom(t, a, "limiter")
 	for i := range 20 {
 		key := fmt.Sprintf("retry-%d", i)
-		ms, errs := race(a, b, func(s parley.Store) (*parley.Message, error) {
+		ms, errs := race(a, b, func(s parley.Store) (parley.Appended, error) {
 			m := msg("limiter", "alice", fmt.Sprintf("v1 note retried to all n=1\npost %d", i))
 			m.IdempotencyKey = key
 			return s.Append(context.Background(), &parley.Append{Message: m})
@@ -98,10 +97,10 @@ func testSharedIdempotency(t *testing.T, open OpenPair) {
 		replays := 0
 		for j := range 2 {
 			switch {
-			case errors.Is(errs[j], parley.ErrReplay):
-				replays++
 			case errs[j] != nil:
 				t.Fatalf("key %s: append %d: %v", key, j, errs[j])
+			case ms[j].Replay:
+				replays++
 			}
 		}
 		if replays != 1 || ms[0].Seq != ms[1].Seq || ms[0].Seq != int64(i+1) {
@@ -117,7 +116,7 @@ func testSharedDedup(t *testing.T, open OpenPair) {
 	MustCreateRoom(t, a, "limiter")
 	for i := range 20 {
 		body := fmt.Sprintf("v1 note repeated to all n=1\nsame %d", i)
-		ms, errs := race(a, b, func(s parley.Store) (*parley.Message, error) {
+		ms, errs := race(a, b, func(s parley.Store) (parley.Appended, error) {
 			return s.Append(context.Background(), &parley.Append{Message: msg("limiter", "alice", body), DedupLast: 500})
 		})
 		ok, dup := -1, -1
@@ -148,7 +147,7 @@ func testSharedLapseRace(t *testing.T, open OpenPair) {
 			Asks:    []*parley.Ask{{Line: 2, To: "bob", Text: "size?", Due: ptr(t0)}},
 		})
 		ask := &parley.Ask{Room: "limiter", Seq: m.Seq, Line: 2}
-		ms, errs := race(a, b, func(s parley.Store) (*parley.Message, error) {
+		ms, errs := race(a, b, func(s parley.Store) (parley.Appended, error) {
 			lapse := &parley.Message{Room: "limiter", Seat: parley.SystemSeat, Time: t0, Format: parley.FormatConvention,
 				Body: fmt.Sprintf("v1 note x to alice,bob re %d n=1\nreason no answer", m.Seq)}
 			return s.Append(context.Background(), &parley.Append{Message: lapse, Lapses: ask})

@@ -119,11 +119,14 @@ func msg(room, seat, body string) *parley.Message {
 // MustAppend appends a and fails the test on any error.
 func MustAppend(t testing.TB, s parley.Store, a *parley.Append) *parley.Message {
 	t.Helper()
-	m, err := s.Append(context.Background(), a)
+	res, err := s.Append(context.Background(), a)
 	if err != nil {
 		t.Fatalf("Append(%s: %q): %v", a.Message.Seat, a.Message.Body, err)
 	}
-	return m
+	if res.Replay {
+		t.Fatalf("Append(%s: %q): a replay of #%d", a.Message.Seat, a.Message.Body, res.Seq)
+	}
+	return res.Message
 }
 
 func post(t testing.TB, s parley.Store, room, seat, body string) *parley.Message {
@@ -414,7 +417,7 @@ func testGaplessConcurrentRefusals(t *testing.T, s parley.Store) {
 		go func() {
 			defer wg.Done()
 			seat := fmt.Sprintf("w%d", w)
-			add := func(body, key string) (*parley.Message, error) {
+			add := func(body, key string) (parley.Appended, error) {
 				m := msg("limiter", seat, body)
 				m.IdempotencyKey = key
 				return s.Append(context.Background(), &parley.Append{Message: m, DedupLast: 500})
@@ -423,13 +426,13 @@ func testGaplessConcurrentRefusals(t *testing.T, s parley.Store) {
 				// A stored post with a key, then a replay of the key with another body.
 				key := fmt.Sprintf("k-%d-%d", w, g)
 				first, err := add(fmt.Sprintf("v1 note load to all n=1\nworker %d group %d keyed", w, g), key)
-				if err != nil {
-					fail("%s: keyed post: %v", seat, err)
+				if err != nil || first.Replay {
+					fail("%s: keyed post: %+v, %v", seat, first, err)
 					return
 				}
 				again, err := add(fmt.Sprintf("v1 note load to all n=1\nworker %d group %d other", w, g), key)
-				if !errors.Is(err, parley.ErrReplay) || again == nil || again.Seq != first.Seq {
-					fail("%s: replay of #%d: %v, %v", seat, first.Seq, again, err)
+				if err != nil || !again.Replay || again.Seq != first.Seq {
+					fail("%s: replay of #%d: %+v, %v", seat, first.Seq, again, err)
 					return
 				}
 				// A stored post, then a repeat of its body.
@@ -441,7 +444,7 @@ func testGaplessConcurrentRefusals(t *testing.T, s parley.Store) {
 				}
 				_, err = add(body, "")
 				var e *parley.Error
-				if parley.ErrorCode(err) != parley.ECONFLICT || errors.Is(err, parley.ErrReplay) || !errors.As(err, &e) || e.Fields["seq"] != plain.Seq {
+				if parley.ErrorCode(err) != parley.ECONFLICT || !errors.As(err, &e) || e.Fields["seq"] != plain.Seq {
 					fail("%s: repeat of #%d: %v", seat, plain.Seq, err)
 					return
 				}
@@ -606,12 +609,11 @@ func testIdempotency(t *testing.T, s parley.Store) {
 	retry := msg("limiter", "alice", "v1 report limiter to all n=1\ndone second")
 	retry.IdempotencyKey = "k-1"
 	got, err := s.Append(ctx(t), &parley.Append{Message: retry, Asks: []*parley.Ask{{Line: 2, To: "bob", Text: "x"}}})
-	if !errors.Is(err, parley.ErrReplay) {
-		t.Fatalf("replay: err = %v, want ErrReplay", err)
+	if err != nil || !got.Replay {
+		t.Fatalf("replay: %+v, %v; want a replay and no error", got, err)
 	}
-	wantCode(t, "replay", err, parley.ECONFLICT)
-	if !reflect.DeepEqual(got, orig) {
-		t.Fatalf("replay returned %+v, want the original %+v", got, orig)
+	if !reflect.DeepEqual(got.Message, orig) {
+		t.Fatalf("replay returned %+v, want the original %+v", got.Message, orig)
 	}
 	wantLastSeq(t, s, "limiter", 1)
 	if asks, err := s.Asks(ctx(t), "limiter", ""); err != nil || len(asks) != 0 {
@@ -621,8 +623,8 @@ func testIdempotency(t *testing.T, s parley.Store) {
 	// The usual retry repeats the body too: it is a replay, not a refused repeat.
 	same := *m
 	got, err = s.Append(ctx(t), &parley.Append{Message: &same, DedupSince: t0.Add(-time.Hour), DedupLast: 500})
-	if !errors.Is(err, parley.ErrReplay) || !reflect.DeepEqual(got, orig) {
-		t.Fatalf("retry with the same body: %+v, %v; want the original and ErrReplay", got, err)
+	if err != nil || !got.Replay || !reflect.DeepEqual(got.Message, orig) {
+		t.Fatalf("retry with the same body: %+v, %v; want a replay of the original", got, err)
 	}
 
 	// Keys are per seat: another seat's identical key is a new post.
@@ -649,15 +651,13 @@ func testIdempotency(t *testing.T, s parley.Store) {
 func wantDuplicate(t testing.TB, err error, seq int64) {
 	t.Helper()
 	wantCode(t, "duplicate", err, parley.ECONFLICT)
-	if errors.Is(err, parley.ErrReplay) {
-		t.Fatalf("duplicate reported as a replay")
-	}
 	var e *parley.Error
 	if !errors.As(err, &e) || e.Fields["seq"] != seq {
 		t.Fatalf("duplicate: %#v, want Fields[seq] = %d (int64)", err, seq)
 	}
-	if e.Hint == "" {
-		t.Fatalf("duplicate: no hint")
+	// Storage says what is wrong; how to fix it is the service's to say (room/).
+	if e.Hint != "" {
+		t.Fatalf("duplicate: a store's error carries a hint: %q", e.Hint)
 	}
 }
 
