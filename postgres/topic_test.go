@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"github.com/parleyhq/parley/internal/sqlstore"
 	"strings"
 	"testing"
 
@@ -35,8 +36,8 @@ func TestTopicQueryPlan(t *testing.T) {
 		index   string
 		ordered bool // read in index order, as a page of LIMIT needs; else sorting the topic's rows will do
 	}{
-		{qTopicMessages, []any{"r", "t7", 0, 64}, "messages_topic", true},
-		{qTopicAsks, []any{"r", "t7"}, "asks_topic", false},
+		{sqlstore.QueryTopicMessagesLim, []any{"r", "t7", 0, 64}, "messages_topic", true},
+		{sqlstore.QueryTopicAsks, []any{"r", "t7"}, "asks_topic", false},
 	} {
 		rows, err := s.pool.Query(t.Context(), "EXPLAIN "+tt.query, tt.args...)
 		if err != nil {

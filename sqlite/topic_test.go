@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"github.com/parleyhq/parley/internal/sqlstore"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,8 +24,8 @@ func TestTopicQueryPlan(t *testing.T) {
 		args  []any
 		index string
 	}{
-		{qTopicMessages, []any{"r", "t", 0, 64}, "messages_topic"},
-		{qTopicAsks, []any{"r", "t"}, "asks_topic"},
+		{sqlstore.QueryTopicMessagesLim, []any{"r", "t", 0, 64}, "messages_topic"},
+		{sqlstore.QueryTopicAsks, []any{"r", "t"}, "asks_topic"},
 	} {
 		rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
 		if err != nil {

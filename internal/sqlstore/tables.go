@@ -260,6 +260,42 @@ func (t Tables) Asks(ctx context.Context, room, state string) ([]*parley.Ask, er
 	return asks, nil
 }
 
+// The topic reads run on the indexes messages_topic and asks_topic (SQLite migration 0002,
+// PostgreSQL 0003), so their cost is the topic's, not the room's; each store's
+// TestTopicQueryPlan holds them to it.
+const (
+	queryTopicMessages = `SELECT ` + MessageColumns + ` FROM messages WHERE room = $1 AND topic = $2 AND seq > $3 ORDER BY seq`
+	// QueryTopicMessagesLim and QueryTopicAsks are exported for the stores' query-plan tests.
+	QueryTopicMessagesLim = queryTopicMessages + ` LIMIT $4`
+	QueryTopicAsks        = `SELECT ` + AskColumns + ` FROM asks WHERE room = $1 AND topic = $2 ORDER BY seq, line`
+)
+
+// TopicMessages is Messages for one topic ("" for the messages without one).
+func (t Tables) TopicMessages(ctx context.Context, room, topic string, after int64, limit int) ([]*parley.Message, error) {
+	var (
+		msgs []*parley.Message
+		err  error
+	)
+	if limit > 0 {
+		msgs, err = queryAll(ctx, t.read, ScanMessage, QueryTopicMessagesLim, room, topic, after, limit)
+	} else {
+		msgs, err = queryAll(ctx, t.read, ScanMessage, queryTopicMessages, room, topic, after)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("topic messages: %w", err)
+	}
+	return msgs, nil
+}
+
+// TopicAsks returns the asks of one topic in every state, by seq and line.
+func (t Tables) TopicAsks(ctx context.Context, room, topic string) ([]*parley.Ask, error) {
+	asks, err := queryAll(ctx, t.read, ScanAsk, QueryTopicAsks, room, topic)
+	if err != nil {
+		return nil, fmt.Errorf("topic asks: %w", err)
+	}
+	return asks, nil
+}
+
 // DueAsks returns open asks, in every room, whose Due is set and not after at, earliest first.
 func (t Tables) DueAsks(ctx context.Context, at time.Time) ([]*parley.Ask, error) {
 	asks, err := queryAll(ctx, t.read, ScanAsk, `SELECT `+AskColumns+` FROM asks
