@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley/a2c"
-	"github.com/parleyhq/parley/report"
+	"github.com/parleyhq/parley/figure"
 	"github.com/parleyhq/parley/trace"
 )
 
@@ -231,15 +231,15 @@ func Markdown(r *Results) string {
 	}
 	fmt.Fprintf(&b, "\nWinning configuration: %s. Corpus fingerprint: `%s`. parley %s.\n\n", configName(r.Winner), r.Fingerprint, r.ParleyVersion)
 	b.WriteString("## Stability across seeds\n\n")
-	t := report.Table{Header: []string{"seed", "winner", "raw", "full cost", "saving"}, Align: []report.Align{report.Right, report.Left, report.Right, report.Right, report.Right}}
+	t := figure.Table{Header: []string{"seed", "winner", "raw", "full cost", "saving"}, Align: []figure.Align{figure.Right, figure.Left, figure.Right, figure.Right, figure.Right}}
 	t.Rows = append(t.Rows, []string{fmt.Sprint(r.Seed), configName(r.Winner), fmt.Sprint(r.RawTokens), fmt.Sprint(r.FullCostTokens), pct(r.Saving)})
 	for _, rt := range r.Retest {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(rt.Seed), configName(rt.Winner), fmt.Sprint(rt.RawTokens), fmt.Sprint(rt.FullCostTokens), pct(rt.Saving)})
 	}
 	b.WriteString(t.Markdown())
 	b.WriteString("\n## Break-even per test session\n\n")
-	t = report.Table{Header: []string{"session", "handoffs", "raw", "payload", "instructions", "dictionary share", "break-even"},
-		Align: []report.Align{report.Left, report.Right, report.Right, report.Right, report.Right, report.Right, report.Right}}
+	t = figure.Table{Header: []string{"session", "handoffs", "raw", "payload", "instructions", "dictionary share", "break-even"},
+		Align: []figure.Align{figure.Left, figure.Right, figure.Right, figure.Right, figure.Right, figure.Right, figure.Right}}
 	for _, s := range r.PerSession {
 		be := "never"
 		if s.BreakEven > 0 {
@@ -250,8 +250,8 @@ func Markdown(r *Results) string {
 	b.WriteString(t.Markdown())
 	b.WriteString("\n## Every configuration tried (training split)\n\n")
 	fmt.Fprintf(&b, "%d cycles; each probe adds one improvement to the configuration of its cycle. A probe that is not byte-exact on every record cannot win.\n\n", r.Selection.Cycles)
-	t = report.Table{Header: []string{"cycle", "configuration", "raw", "full cost", "saving", "lossless", "outcome"},
-		Align: []report.Align{report.Right, report.Left, report.Right, report.Right, report.Right, report.Center, report.Left}}
+	t = figure.Table{Header: []string{"cycle", "configuration", "raw", "full cost", "saving", "lossless", "outcome"},
+		Align: []figure.Align{figure.Right, figure.Left, figure.Right, figure.Right, figure.Right, figure.Center, figure.Left}}
 	for _, p := range r.Selection.Probes {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(p.Cycle), p.Config, fmt.Sprint(p.RawTokens), fmt.Sprint(p.FullCostTokens), pct(p.Saving), map[bool]string{true: "yes", false: "no"}[p.Lossless], p.Outcome})
 	}
@@ -326,25 +326,25 @@ func Write(dir string, r *Results, sel *Selection, m Manifest) error {
 	files["report.md"] = []byte(Markdown(r))
 	files["protocol.json"] = js(protocolOf(sel.options))
 	files["manifest.json"] = js(m)
-	var bars []report.Bar
+	var bars []figure.Bar
 	for _, p := range r.Selection.Probes {
-		bars = append(bars, report.Bar{Label: fmt.Sprintf("c%d %s", p.Cycle, orBaseline(p.Added)), Value: float64(p.FullCostTokens)})
+		bars = append(bars, figure.Bar{Label: fmt.Sprintf("c%d %s", p.Cycle, orBaseline(p.Added)), Value: float64(p.FullCostTokens)})
 	}
 	var buf bytes.Buffer
-	if err := (report.BarChart{Title: "Full cost of every configuration tried (training split)", Unit: "tokens", Bars: bars}).WriteSVG(&buf); err != nil {
+	if err := (figure.BarChart{Title: "Full cost of every configuration tried (training split)", Unit: "tokens", Bars: bars}).WriteSVG(&buf); err != nil {
 		return err
 	}
 	files["full-cost.svg"] = append([]byte(nil), buf.Bytes()...)
 	bars = nil
 	for _, s := range r.PerSession {
 		if s.BreakEven > 0 {
-			bars = append(bars, report.Bar{Label: s.ID, Value: float64(s.BreakEven), Group: "breaks even at"})
+			bars = append(bars, figure.Bar{Label: s.ID, Value: float64(s.BreakEven), Group: "breaks even at"})
 		} else {
-			bars = append(bars, report.Bar{Label: s.ID, Value: float64(s.Handoffs), Group: "never (bar = handoffs)"})
+			bars = append(bars, figure.Bar{Label: s.ID, Value: float64(s.Handoffs), Group: "never (bar = handoffs)"})
 		}
 	}
 	buf.Reset()
-	if err := (report.BarChart{Title: "Break-even handoff per test session", Unit: "handoffs", Bars: bars}).WriteSVG(&buf); err != nil {
+	if err := (figure.BarChart{Title: "Break-even handoff per test session", Unit: "handoffs", Bars: bars}).WriteSVG(&buf); err != nil {
 		return err
 	}
 	files["break-even.svg"] = append([]byte(nil), buf.Bytes()...)

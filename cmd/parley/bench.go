@@ -13,7 +13,7 @@ import (
 
 	"github.com/parleyhq/parley/bench"
 	"github.com/parleyhq/parley/bpe"
-	"github.com/parleyhq/parley/report"
+	"github.com/parleyhq/parley/figure"
 )
 
 // benchCommands is the table of `parley bench` subcommands, in the order help lists them.
@@ -181,7 +181,7 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 	}
 	for _, enc := range encodings {
 		fmt.Fprintf(&b, "\n## Tokens per message, %s\n\n", enc)
-		t := report.Table{Header: []string{"format"}, Align: []report.Align{report.Left}}
+		t := figure.Table{Header: []string{"format"}, Align: []figure.Align{figure.Left}}
 		for _, n := range names {
 			t.Header = append(t.Header, n)
 		}
@@ -191,7 +191,7 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 		}
 		t.Header = append(t.Header, "thread/fact", "vs JSON")
 		for range len(t.Header) - 1 {
-			t.Align = append(t.Align, report.Right)
+			t.Align = append(t.Align, figure.Right)
 		}
 		perFact := map[[2]string]float64{}
 		for _, r := range res.Rows {
@@ -222,9 +222,9 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 	fmt.Fprintf(&b, "\n## Grammar tax and break-even, %s\n\n", readers)
 	fmt.Fprintf(&b, "Every seat holds the grammar: %s and the writer (tax = grammar x %d seats). Saving is\nper message and reader, against %s; break-even is the first message count at which\nthe savings over %s have paid the tax.\n\n",
 		readers, res.Readers+1, labelOf(formats, res.Baseline), readers)
-	gt := report.Table{
+	gt := figure.Table{
 		Header: []string{"format", "encoding", "a reader must also hold", "grammar", "tax", "mean/message", "saving/message", "break-even"},
-		Align:  []report.Align{report.Left, report.Left, report.Left, report.Right, report.Right, report.Right, report.Right, report.Left},
+		Align:  []figure.Align{figure.Left, figure.Left, figure.Left, figure.Right, figure.Right, figure.Right, figure.Right, figure.Left},
 	}
 	for _, g := range res.Grammar {
 		gt.Rows = append(gt.Rows, []string{
@@ -235,10 +235,10 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 	b.WriteString(gt.Markdown())
 
 	fmt.Fprint(&b, "\n## Construct costs\n\nEach construct counted alone.\n\n")
-	ct := report.Table{Header: []string{"kind", "construct", "what it is"}, Align: []report.Align{report.Left, report.Left, report.Left}}
+	ct := figure.Table{Header: []string{"kind", "construct", "what it is"}, Align: []figure.Align{figure.Left, figure.Left, figure.Left}}
 	for _, enc := range encodings {
 		ct.Header = append(ct.Header, enc)
-		ct.Align = append(ct.Align, report.Right)
+		ct.Align = append(ct.Align, figure.Right)
 	}
 	var row []string
 	for i, c := range res.Constructs {
@@ -287,12 +287,12 @@ func percent(n, base int) string {
 }
 
 func writeFormatsSVG(path string, res *bench.Results, formats []bench.Format) error {
-	c := report.BarChart{
+	c := figure.BarChart{
 		Title: fmt.Sprintf("Tokens per fact by format (%d facts in the thread)", res.Threads[0].Facts),
 		Unit:  "tokens per fact",
 	}
 	for _, th := range res.Threads {
-		c.Bars = append(c.Bars, report.Bar{Label: labelOf(formats, th.Format), Group: th.Encoding, Value: th.TokensPerFact})
+		c.Bars = append(c.Bars, figure.Bar{Label: labelOf(formats, th.Format), Group: th.Encoding, Value: th.TokensPerFact})
 	}
 	f, err := os.Create(path)
 	if err != nil {

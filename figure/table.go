@@ -1,4 +1,4 @@
-// Package report writes measurement results for people: aligned markdown tables and small
+// Package figure writes measurement results for people: aligned markdown tables and small
 // hand-written SVG charts (horizontal bars, grouped bars, lines and steps). The benchmarks
 // produce results as data; this package only lays them out.
 //
@@ -6,7 +6,7 @@
 // order, fixed number formatting), so reports can be committed and diffed. Charts are
 // accessible: each SVG has role="img", an aria-label, a <title>, a <desc> that states the
 // data in words, and a <title> on every mark so a pointer or screen reader can read values.
-package report
+package figure
 
 import (
 	"strings"

@@ -1,18 +1,18 @@
-package report_test
+package figure_test
 
 import (
 	"fmt"
 	"os"
 	"strings"
 
-	"github.com/parleyhq/parley/report"
+	"github.com/parleyhq/parley/figure"
 )
 
 func ExampleTable_Markdown() {
-	t := report.Table{
+	t := figure.Table{
 		Header: []string{"format", "thread tokens"},
 		Rows:   [][]string{{"convention", "399"}, {"JSON, pretty", "859"}},
-		Align:  []report.Align{report.Left, report.Right},
+		Align:  []figure.Align{figure.Left, figure.Right},
 	}
 	fmt.Print(t.Markdown())
 	// Output:
@@ -23,10 +23,10 @@ func ExampleTable_Markdown() {
 }
 
 func ExampleBarChart_WriteSVG() {
-	c := report.BarChart{
+	c := figure.BarChart{
 		Title: "Tokens per fact",
 		Unit:  "tokens per fact",
-		Bars: []report.Bar{
+		Bars: []figure.Bar{
 			{Label: "convention", Group: "o200k_base", Value: 10.23},
 			{Label: "convention", Group: "cl100k_base", Value: 10.41},
 			{Label: "JSON", Group: "o200k_base", Value: 22.03},
@@ -48,12 +48,12 @@ func ExampleBarChart_WriteSVG() {
 }
 
 func ExampleLineChart_WriteSVG() {
-	c := report.LineChart{
+	c := figure.LineChart{
 		Title:  "Best full cost per optimisation cycle",
 		XLabel: "cycle",
 		YLabel: "tokens",
 		Step:   true,
-		Series: []report.Series{{Name: "train", Points: []report.Point{{X: 1, Y: 5120}, {X: 2, Y: 4870}, {X: 3, Y: 4611}}}},
+		Series: []figure.Series{{Name: "train", Points: []figure.Point{{X: 1, Y: 5120}, {X: 2, Y: 4870}, {X: 3, Y: 4611}}}},
 	}
 	var b strings.Builder
 	if err := c.WriteSVG(&b); err != nil {
