@@ -274,7 +274,7 @@ func (c *Client) callReq(ctx context.Context, r Request, out any) (*http.Respons
 		return resp, nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return resp, fmt.Errorf("reading the server's answer to %s %s: %w", r.Method, r.Path, err)
+		return resp, fmt.Errorf("reading the server's answer: %w", err)
 	}
 	return resp, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -30,7 +31,7 @@ func (c *Client) callTok(ctx context.Context, token, method, path string, out an
 	}
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return parley.Errorf(parley.EINTERNAL, "reading the server's answer to %s %s: %v", method, path, err)
+		return fmt.Errorf("reading the server's answer: %w", err)
 	}
 	return nil
 }
@@ -219,7 +220,7 @@ func (c *Client) HistoryRange(ctx context.Context, caller *parley.Caller, room s
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, parley.Errorf(parley.EINTERNAL, "reading a history page of %s after %d: %v", room, after, err)
+		return nil, fmt.Errorf("reading the server's answer: %w", err)
 	}
 	p := &Page{Body: b, Last: after, ETag: resp.Header.Get("ETag")}
 	if v := resp.Header.Get("X-Parley-Last-Seq"); v != "" {
@@ -310,7 +311,7 @@ func (c *Client) text(ctx context.Context, caller *parley.Caller, path string) (
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, parley.Errorf(parley.EINTERNAL, "reading the server's answer to GET %s: %v", path, err)
+		return nil, fmt.Errorf("reading the server's answer: %w", err)
 	}
 	return b, nil
 }
