@@ -121,7 +121,7 @@ func TestErrorsKeepTheirFields(t *testing.T) {
 		t.Errorf("rate cap: %#v", err)
 	}
 	// A token the server does not know.
-	if _, err := f.admin.WithToken("pk_" + strings.Repeat("x", 43)).Rooms(ctx, nil); parley.ErrorCode(err) != parley.EUNAUTHORIZED {
+	if _, err := f.admin.WithToken("pk_"+strings.Repeat("x", 43)).Rooms(ctx, nil); parley.ErrorCode(err) != parley.EUNAUTHORIZED {
 		t.Errorf("unknown token: %v", err)
 	}
 	// A caller that the client did not hand out names no token.
