@@ -28,7 +28,7 @@ func remote(pg bool) servicetest.Factory {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return servicetest.Env{Svc: c, Admin: admin}
+		return servicetest.Env{Svc: c, Admin: admin, AdminToken: s.Admin}
 	}
 }
 

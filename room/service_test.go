@@ -27,6 +27,6 @@ func TestService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return servicetest.Env{Svc: svc, Admin: admin}
+		return servicetest.Env{Svc: svc, Admin: admin, AdminToken: adminToken}
 	})
 }

@@ -24,8 +24,9 @@ import (
 
 // Env is one service under test and its admin.
 type Env struct {
-	Svc   parley.RoomService
-	Admin *parley.Caller
+	Svc        parley.RoomService
+	Admin      *parley.Caller
+	AdminToken string
 }
 
 // Factory returns a fresh, empty service for one test case, closed with t.Cleanup.
@@ -274,7 +275,14 @@ func testAddSeatAndSeats(t *testing.T, e Env) {
 func testAuthenticate(t *testing.T, e Env) {
 	ctx := t.Context()
 	_, toks := room(t, e, "r", nil, "a", "ci:runner")
+	// The admin, with one room to see, is still the admin.
+	if c, err := e.Svc.Authenticate(ctx, e.AdminToken); err != nil || !c.Admin || c.Seat != nil {
+		t.Errorf("the admin's token with one room: %+v, %v", c, err)
+	}
 	room(t, e, "s", nil, "c")
+	if c, err := e.Svc.Authenticate(ctx, e.AdminToken); err != nil || !c.Admin || c.Seat != nil {
+		t.Errorf("the admin's token with two rooms: %+v, %v", c, err)
+	}
 	for _, tok := range []string{"pk_" + strings.Repeat("x", 43), "nope"} {
 		if _, err := e.Svc.Authenticate(ctx, tok); code(t, err) != parley.EUNAUTHORIZED {
 			t.Errorf("token %q: %v, want EUNAUTHORIZED", tok, err)
