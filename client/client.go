@@ -276,8 +276,13 @@ func (c *Client) callReq(ctx context.Context, r Request, out any) (*http.Respons
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return resp, fmt.Errorf("reading the server's answer: %w", err)
 	}
+	drain(resp.Body)
 	return resp, nil
 }
+
+// drain reads what is left of a body (the JSON's final newline), so that the connection goes
+// back to the pool instead of being closed.
+func drain(body io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10)) }
 
 // RoomPath returns /v1/rooms/<room> followed by the escaped path elements.
 func RoomPath(room string, elems ...string) string {

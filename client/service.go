@@ -33,6 +33,7 @@ func (c *Client) callTok(ctx context.Context, token, method, path string, out an
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("reading the server's answer: %w", err)
 	}
+	drain(resp.Body)
 	return nil
 }
 

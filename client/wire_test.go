@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +243,36 @@ func TestTransportErrors(t *testing.T) {
 	var pe *parley.Error
 	if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "GET http://127.0.0.1:1/v1/rooms") {
 		t.Errorf("no server: %v", err)
+	}
+}
+
+// TestConnectionsAreReused: sequential calls share one connection (the load bench measures
+// the server, not new TCP connections).
+func TestConnectionsAreReused(t *testing.T) {
+	f := newFixture(t, `{"seat_burst":1000,"seat_messages_per_minute":1e6}`)
+	var dials atomic.Int64
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	c, err := client.New(f.srv.URL, f.leadToken, client.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for i := range 10 {
+		if _, err := c.Post(ctx, nil, "team", []byte(fmt.Sprintf("v1 note x to yu n=1\nfact %d\n", i)), ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Inbox(ctx, nil, "team"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.History(ctx, nil, "team", 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("30 calls opened %d connections, want 1", n)
 	}
 }
