@@ -7,15 +7,17 @@
 //
 // Callers. Over HTTP the caller is the bearer token. A Client has a token of its own, used
 // for a nil *parley.Caller; Authenticate(token) returns a *parley.Caller bound to that token,
-// which the Client's methods then send for it. A Caller the Client did not return is refused
-// (EINVALID): it names no token to send.
+// which the Client's methods then send for it (the Client remembers each caller it returned,
+// and WithToken's copies share that memory). A Caller the Client did not return is refused
+// (EINVALID): it names no token to send. A caller whose token was revoked or rotated since
+// gets EUNAUTHORIZED from the server, where room.Service answers EFORBIDDEN.
 //
 // What the service interface has no route for, and what the Client does instead:
 //
 //   - Authenticate: the token is checked with GET /v1/rooms (EUNAUTHORIZED as the server
-//     says); a seat's name comes from its inbox and its role from the room's seat list. A
-//     token that sees no room, several rooms, or whose inbox is refused as the admin's, is
-//     the server admin's.
+//     says); a seat's name comes from its inbox and its role from the room's seat list (three
+//     requests for a seat). A token that sees no room, several rooms, or whose inbox is
+//     refused as the admin's, is the server admin's.
 //   - Hold: the server holds every long-lived request itself (an event stream ends when its
 //     token is revoked or rotated), so Hold only checks that the token is still valid and
 //     returns a context that ends with ctx.
@@ -26,8 +28,9 @@
 //
 // Beyond the interface: CreateRoomJSON (a policy as raw JSON, checked by the server),
 // HistoryRange (a page with its ETag and next page), HistoryAll (every page to the end),
-// InboxText and StateText (the convention text), Events (the raw event stream), Do (any
-// request, for tests of the wire).
+// InboxText and StateText (the convention text), Events (the raw event stream), WithToken
+// (the same server as another seat), Do (any request, for tests of the wire). Post sends its
+// idempotency key as Idempotency-Key and reports a replay (HTTP 200) in PostResult.Replay.
 package client
 
 import (
