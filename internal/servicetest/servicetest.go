@@ -82,8 +82,13 @@ var p1 string
 //go:embed testdata/p3.txt
 var p3 string
 
-// p3Due moves p3's ask to 2099, so that it is still open whatever the service's clock says.
-var p3Due = strings.ReplaceAll(p3, "20260918T0900Z", "20990918T0900Z")
+// p1Due and p3Due move the study's ask times to 2099, so that the asks are still open
+// whatever the service's clock says (a server running its scheduler would otherwise post
+// their defaults at once).
+var (
+	p1Due = strings.ReplaceAll(p1, "20260917T1800Z", "20990917T1800Z")
+	p3Due = strings.ReplaceAll(p3, "20260918T0900Z", "20990918T0900Z")
+)
 
 // room creates a room with seats given as name or name:role and returns their callers and
 // tokens by name.
@@ -358,7 +363,7 @@ var header = func(seq int, seat string) string { return fmt.Sprintf("#%d %s ", s
 
 func testPostAndHistory(t *testing.T, e Env) {
 	seats, _ := room(t, e, "demo", nil, "lead", "builder", "yu:human")
-	r1 := post(t, e, seats["lead"], "demo", p1)
+	r1 := post(t, e, seats["lead"], "demo", p1Due)
 	if r1.Seq != 1 || r1.Tokens != 125 || r1.Replay {
 		t.Errorf("p1: %+v, want seq 1 and 125 tokens (the study's count)", r1)
 	}
@@ -367,7 +372,7 @@ func testPostAndHistory(t *testing.T, e Env) {
 		t.Errorf("p3: %+v, want seq 2 and about 147 tokens", r2)
 	}
 	full := history(t, e, seats["yu"], "demo", 0)
-	if !strings.HasPrefix(full, header(1, "lead")) || !strings.Contains(full, "\n"+p1+"\n"+header(2, "builder")) || !strings.HasSuffix(full, p3Due+"\n") {
+	if !strings.HasPrefix(full, header(1, "lead")) || !strings.Contains(full, "\n"+p1Due+"\n"+header(2, "builder")) || !strings.HasSuffix(full, p3Due+"\n") {
 		t.Errorf("history:\n%s", full)
 	}
 	if other := history(t, e, seats["lead"], "demo", 0); other != full {
