@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,12 +13,12 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/client"
 	phttp "github.com/parleyhq/parley/http"
 	"github.com/parleyhq/parley/room"
 )
@@ -136,11 +135,11 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	c := &client{
-		base: "http://" + ln.Addr().String(),
-		http: &http.Client{Timeout: time.Minute, Transport: &http.Transport{
-			MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
-		}},
+	c, err := client.New("http://"+ln.Addr().String(), admin, client.WithHTTPClient(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
+	}}))
+	if err != nil {
+		return nil, fmt.Errorf("server load: %w", err)
 	}
 	// Fresh names, so that a shared PostgreSQL database can be benchmarked more than once.
 	prefix := "bench-" + randomHex(4)
@@ -151,24 +150,20 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 	}
 	for r := range rooms {
 		rooms[r] = fmt.Sprintf("%s-%d", prefix, r)
-		if _, err := c.do(ctx, "POST", "/v1/rooms", admin, mustJSON(map[string]any{"name": rooms[r], "policy": policy}), http.StatusCreated); err != nil {
+		if _, err := c.CreateRoomJSON(ctx, nil, rooms[r], mustJSON(policy)); err != nil {
 			return nil, fmt.Errorf("server load: create room: %w", err)
 		}
 	}
 	roomOf := func(seat int) string { return rooms[seat%len(rooms)] }
 	seats := make([]string, cfg.Seats)
-	tokens := make([]string, cfg.Seats)
+	as := make([]*client.Client, cfg.Seats) // a client of each seat's token
 	for i := range seats {
 		seats[i] = fmt.Sprintf("s%02d", i)
-		b, err := c.do(ctx, "POST", "/v1/rooms/"+roomOf(i)+"/seats", admin, mustJSON(map[string]string{"name": seats[i]}), http.StatusCreated)
+		_, token, err := c.AddSeat(ctx, nil, roomOf(i), seats[i], parley.RoleAgent)
 		if err != nil {
 			return nil, fmt.Errorf("server load: add seat: %w", err)
 		}
-		var out struct{ Token string }
-		if err := json.Unmarshal(b, &out); err != nil {
-			return nil, fmt.Errorf("server load: add seat: %w", err)
-		}
-		tokens[i] = out.Token
+		as[i] = c.WithToken(token)
 	}
 
 	res := &ServerLoadResult{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
@@ -211,7 +206,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 					}
 					body := loadPost(i, seats[s], to)
 					t0 := time.Now()
-					_, err := c.do(ctx, "POST", "/v1/rooms/"+roomOf(s)+"/messages", tokens[s], body, http.StatusCreated)
+					_, err := as[s].Post(ctx, nil, roomOf(s), body, "")
 					mine = append(mine, time.Since(t0))
 					if err != nil {
 						if errCount.Add(1) == 1 {
@@ -241,7 +236,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 			return nil, err
 		}
 
-		rc, err := timeRead(ctx, c, "/v1/rooms/"+rooms[0]+"/history", tokens[0], cfg.Reads)
+		rc, err := timeRead(ctx, as[0], rooms[0], cfg.Reads)
 		if err != nil {
 			return nil, fmt.Errorf("server load: read at %d: %w", stop, err)
 		}
@@ -271,12 +266,12 @@ func loadPost(i int, from, to string) []byte {
 }
 
 // timeRead reads the whole history n times and returns the median.
-func timeRead(ctx context.Context, c *client, path, token string, n int) (ReadCost, error) {
+func timeRead(ctx context.Context, c *client.Client, room string, n int) (ReadCost, error) {
 	var times []time.Duration
 	size, msgs := 0, 0
 	for range n {
 		t0 := time.Now()
-		b, err := c.do(ctx, "GET", path, token, nil, http.StatusOK)
+		b, _, err := c.History(ctx, nil, room, 0, 0)
 		if err != nil {
 			return ReadCost{}, err
 		}
@@ -319,38 +314,6 @@ func percentiles(d []time.Duration) Percentiles {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// client is a minimal HTTP client of the API.
-type client struct {
-	base string
-	http *http.Client
-}
-
-// do sends a request and returns the body when the status is want, an error otherwise.
-func (c *client) do(ctx context.Context, method, path, token string, body []byte, want int) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != want {
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, strconv.Itoa(resp.StatusCode), bytes.TrimSpace(b))
-	}
-	return b, nil
-}
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

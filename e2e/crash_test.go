@@ -2,14 +2,18 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/parleyhq/parley/client"
 	"github.com/parleyhq/parley/internal/pgtest"
 )
 
@@ -39,16 +43,18 @@ type ack struct {
 func crash(t *testing.T, env []string) {
 	const admin = "e2e-admin-token-0123456789abcdef"
 	s := startServer(t, "serve", env)
-	if r := s.call(t, "POST", "/v1/rooms", admin, `{"name":"load","policy":{"seat_messages_per_minute":1e9,"seat_burst":1000000000,
-		"seat_tokens_per_minute":1000000000,"room_messages_per_minute":1e9,"room_burst":1000000000}}`); r.status != 201 {
-		t.Fatalf("create room: %d %s", r.status, r.body)
+	ctx := t.Context()
+	if _, err := s.client(t, admin).CreateRoomJSON(ctx, nil, "load", json.RawMessage(`{"seat_messages_per_minute":1e9,"seat_burst":1000000000,
+		"seat_tokens_per_minute":1000000000,"room_messages_per_minute":1e9,"room_burst":1000000000}`)); err != nil {
+		t.Fatalf("create room: %v", err)
 	}
 	seats := map[string]string{}
 	for _, name := range []string{"w1", "w2", "w3", "w4"} {
-		r := s.call(t, "POST", "/v1/rooms/load/seats", admin, fmt.Sprintf(`{"name":%q}`, name))
-		var st struct{ Token string }
-		r.json(t, &st)
-		seats[name] = st.Token
+		_, tok, err := s.client(t, admin).AddSeat(ctx, nil, "load", name, "agent")
+		if err != nil {
+			t.Fatalf("add seat %s: %v", name, err)
+		}
+		seats[name] = tok
 	}
 
 	var (
@@ -57,8 +63,12 @@ func crash(t *testing.T, env []string) {
 		wg   sync.WaitGroup
 		stop = make(chan struct{})
 	)
-	client := &http.Client{Timeout: 10 * time.Second}
+	hc := &http.Client{Timeout: 10 * time.Second}
 	for name, tok := range seats {
+		c, err := client.New(s.url, tok, client.WithHTTPClient(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,16 +79,12 @@ func crash(t *testing.T, env []string) {
 				default:
 				}
 				body := fmt.Sprintf("v1 note load to all n=1\noutcome %s message %d\n", name, i)
-				req, _ := http.NewRequest("POST", s.url+"/v1/rooms/load/messages", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+tok)
-				resp, err := client.Do(req)
-				if err != nil {
-					return // the server is gone
+				a, err := c.Post(context.Background(), nil, "load", []byte(body), "")
+				var gone *url.Error
+				if errors.As(err, &gone) {
+					return // the server is gone: a transport error, not a refusal
 				}
-				var a struct{ Seq int64 }
-				ok := resp.StatusCode == 201 && decodeJSON(resp, &a) == nil
-				resp.Body.Close()
-				if ok {
+				if err == nil && !a.Replay {
 					mu.Lock()
 					acks = append(acks, ack{a.Seq, name, body})
 					mu.Unlock()
@@ -103,11 +109,11 @@ func crash(t *testing.T, env []string) {
 	}
 
 	again := startServer(t, "serve (after the kill)", env)
-	r := again.call(t, "GET", "/v1/rooms/load/history?after=0", seats["w1"], "")
-	if r.status != 200 {
-		t.Fatalf("history after restart: %d %s", r.status, r.body)
+	text, _, err := again.client(t, seats["w1"]).HistoryAll(ctx, nil, "load", 0)
+	if err != nil {
+		t.Fatalf("history after restart: %v", err)
 	}
-	seqs, _ := seqsOf(r.body)
+	seqs, _ := seqsOf(text)
 	for i, seq := range seqs {
 		if seq != int64(i+1) {
 			t.Fatalf("seqs after the crash are not gapless: %v", seqs)
@@ -116,16 +122,16 @@ func crash(t *testing.T, env []string) {
 	for _, a := range acks {
 		want := fmt.Sprintf("#%d %s ", a.seq, a.seat)
 		i := -1
-		if bytes.HasPrefix(r.body, []byte(want)) {
+		if bytes.HasPrefix(text, []byte(want)) {
 			i = 0
-		} else if j := bytes.Index(r.body, []byte("\n"+want)); j >= 0 {
+		} else if j := bytes.Index(text, []byte("\n"+want)); j >= 0 {
 			i = j + 1
 		}
 		if i < 0 {
 			t.Errorf("acknowledged #%d by %s is lost", a.seq, a.seat)
 			continue
 		}
-		rest := r.body[i:]
+		rest := text[i:]
 		_, rest, _ = bytes.Cut(rest, []byte("\n"))
 		if !bytes.HasPrefix(rest, []byte(a.body)) {
 			t.Errorf("acknowledged #%d by %s has a different body:\n%.200s", a.seq, a.seat, rest)
@@ -134,10 +140,8 @@ func crash(t *testing.T, env []string) {
 	t.Logf("%d acknowledged posts, %d messages after the restart", len(acks), len(seqs))
 
 	// The restarted server takes posts where the other left off.
-	resp := again.call(t, "POST", "/v1/rooms/load/messages", seats["w2"], "v1 note load to all n=1\noutcome back after the crash\n")
-	var a struct{ Seq int64 }
-	resp.json(t, &a)
-	if resp.status != 201 || a.Seq != int64(len(seqs)+1) {
-		t.Errorf("post after the restart: %d %s, want seq %d", resp.status, resp.body, len(seqs)+1)
+	a, err := again.client(t, seats["w2"]).Post(ctx, nil, "load", []byte("v1 note load to all n=1\noutcome back after the crash\n"), "")
+	if err != nil || a.Replay || a.Seq != int64(len(seqs)+1) {
+		t.Errorf("post after the restart: %+v, %v; want seq %d", a, err, len(seqs)+1)
 	}
 }

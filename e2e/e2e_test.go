@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleyhq/parley/client"
 	"github.com/parleyhq/parley/internal/pgtest"
 	"github.com/parleyhq/parley/internal/servertest"
 )
@@ -160,32 +160,30 @@ func (r response) errorCode(t *testing.T) string {
 	return e.Error.Code
 }
 
+// call sends one request as it is and returns the answer whatever its status: these tests
+// check the HTTP contract itself (statuses, headers, bytes). What only needs the API done
+// goes through client.
 func (s *server) call(t *testing.T, method, path, token string, body string, header ...string) response {
 	t.Helper()
-	var rd io.Reader
+	var b []byte
 	if body != "" {
-		rd = strings.NewReader(body)
+		b = []byte(body)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	r, err := servertest.Do(t.Context(), http.DefaultClient, method, s.url+path, token, b, header...)
 	if err != nil {
 		t.Fatalf("%s %s on %s: %v", method, path, s.name, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	return response{r.Status, r.Header, r.Body}
+}
+
+// client returns a typed client of s with the given token.
+func (s *server) client(t *testing.T, token string) *client.Client {
+	t.Helper()
+	c, err := client.New(s.url, token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{resp.StatusCode, resp.Header, b}
+	return c
 }
 
 // cli runs the parley client against s with the given token and returns its stdout, stderr
@@ -252,8 +250,4 @@ func gitRepo(t *testing.T) (dir, sha string) {
 	git("add", "lib/rate-limit.ts")
 	git("commit", "-q", "-m", "limiter: sliding window")
 	return dir, git("rev-parse", "HEAD")
-}
-
-func decodeJSON(resp *http.Response, v any) error {
-	return json.NewDecoder(resp.Body).Decode(v)
 }

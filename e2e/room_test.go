@@ -1,11 +1,9 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,13 +38,11 @@ func TestSQLite(t *testing.T) {
 	suite(t, []*server{s}, s.adminToken, sha)
 
 	// A graceful stop does not wait for open event streams to end by themselves.
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.url+"/v1/rooms/team/events", nil)
-	req.Header.Set("Authorization", "Bearer "+s.adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("events as admin: %v %v", err, resp)
+	stream, err := s.client(t, s.adminToken).Events(t.Context(), nil, "team", 0)
+	if err != nil {
+		t.Fatalf("events as admin: %v", err)
 	}
-	defer resp.Body.Close()
+	defer stream.Close()
 	start := time.Now()
 	s.stop(t)
 	if d := time.Since(start); d > 5*time.Second {
@@ -398,13 +394,11 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/rooms/team/events?after=%d", c.at(0).url, last), nil)
-	req.Header.Set("Authorization", "Bearer "+lead)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("events: %v %v", err, resp)
+	stream, err := c.at(0).client(t, lead).Events(ctx, nil, "team", last)
+	if err != nil {
+		t.Fatalf("events: %v", err)
 	}
-	defer resp.Body.Close()
+	defer stream.Close()
 	follower := exec.CommandContext(ctx, bin, "read", "team", "--follow", "--after", strconv.FormatInt(last, 10))
 	follower.Env = servertest.CleanEnv("PARLEY_URL="+c.at(0).url, "PARLEY_TOKEN="+yu)
 	followOut := &servertest.Buffer{}
@@ -418,10 +412,13 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	if r.status != 201 {
 		t.Fatalf("live post: %d %s", r.status, r.body)
 	}
-	ev := nextEvent(t, resp.Body)
+	ev, err := stream.Next()
+	if err != nil {
+		t.Fatalf("the event stream ended: %v", err)
+	}
 	liveText := history(t, 1, lead, fmt.Sprintf("?after=%d&limit=1", live.Seq-1)).body
-	if ev.id != strconv.FormatInt(live.Seq, 10) || ev.data+"\n" != string(liveText) {
-		t.Errorf("event %+v, want id %d and data %q", ev, live.Seq, liveText)
+	if ev.Seq != live.Seq || ev.Text != string(liveText) {
+		t.Errorf("event %+v, want #%d with the text %q", ev, live.Seq, liveText)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for !strings.Contains(followOut.String(), string(liveText)) && time.Now().Before(deadline) {
@@ -482,39 +479,4 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	if r := c.at(0).call(t, "GET", "/metrics", "", ""); !bytes.Contains(r.body, []byte(`parley_posts_total{code="201"}`)) {
 		t.Errorf("metrics:\n%s", r.body)
 	}
-}
-
-type event struct{ id, name, data string }
-
-// nextEvent reads the next message event from an SSE stream.
-func nextEvent(t *testing.T, body interface{ Read([]byte) (int, error) }) event {
-	t.Helper()
-	sc := bufio.NewScanner(body)
-	var ev event
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if data != nil && ev.name == "message" {
-				ev.data = strings.Join(data, "\n")
-				return ev
-			}
-			ev, data = event{}, nil
-		case strings.HasPrefix(line, ":"):
-		default:
-			k, v, _ := strings.Cut(line, ":")
-			v = strings.TrimPrefix(v, " ")
-			switch k {
-			case "id":
-				ev.id = v
-			case "event":
-				ev.name = v
-			case "data":
-				data = append(data, v)
-			}
-		}
-	}
-	t.Fatalf("the event stream ended: %v", sc.Err())
-	return event{}
 }

@@ -198,8 +198,8 @@ func (s *Server) handleLint(w http.ResponseWriter, r *http.Request, c *parley.Ca
 	}
 	out := map[string]any{"diagnostics": diags}
 	// A cut list ends with a diagnostic that counts the ones left out.
-	if last := diags[len(diags)-1:]; len(last) == 1 && last[0].More > 0 {
-		out["more_diagnostics"] = last[0].More
+	if n := len(diags); n > 0 && diags[n-1].More > 0 {
+		out["more_diagnostics"] = diags[n-1].More
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +11,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/client"
 )
 
 // defaultURL is where `parley serve` listens unless told otherwise.
@@ -32,11 +32,11 @@ func addClientFlags(fs *flag.FlagSet) *clientFlags {
 	return f
 }
 
-// apiClient talks to a parley server's HTTP API.
+// apiClient is the typed client of package client, configured for the CLI, with the base
+// URL it was given (for the hints it prints).
 type apiClient struct {
-	base  string
-	token string
-	hc    *http.Client
+	*client.Client
+	base string
 }
 
 // client resolves the server URL and token from the flags and the environment. Admin
@@ -67,28 +67,24 @@ func (f *clientFlags) client(e *env, admin bool) (*apiClient, error) {
 		}
 		return nil, usageErrorf("no token: set PARLEY_TOKEN to your seat's token (from 'parley seat add') or pass --token")
 	}
-	return &apiClient{
-		base:  strings.TrimRight(base, "/"),
-		token: token,
-		// No overall timeout: `parley read --follow` streams for as long as it runs. Dial and
-		// header timeouts still catch a server that is down or stuck.
-		hc: &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-			ResponseHeaderTimeout: 60 * time.Second,
-			IdleConnTimeout:       90 * time.Second,
-		}},
-	}, nil
+	// No overall timeout: `parley read --follow` streams for as long as it runs. Dial and
+	// header timeouts still catch a server that is down or stuck.
+	hc := &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		ResponseHeaderTimeout: 60 * time.Second,
+		IdleConnTimeout:       90 * time.Second,
+	}}
+	c, err := client.New(base, token, client.WithHTTPClient(hc), client.WithUserAgent("parley/"+parleyVersion()))
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return &apiClient{Client: c, base: strings.TrimRight(base, "/")}, nil
 }
 
-// apiError is an error response of the server, as its JSON says.
-type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Hint    string
-	Fields  map[string]json.RawMessage
-}
+// apiError is an error answer of the server, printed as its message and hint rather than as
+// parley.Error prints itself.
+type apiError parley.Error
 
 func (e *apiError) Error() string {
 	if e.Hint != "" {
@@ -97,118 +93,21 @@ func (e *apiError) Error() string {
 	return e.Message
 }
 
-// apiRequest is one API call.
-type apiRequest struct {
-	method string
-	path   string // with the query, already escaped
-	body   []byte
-	header map[string]string
-}
-
-// do sends r and returns the response when its status is below 400; otherwise it returns
-// the server's error as an *apiError (and closes the body). The caller closes the body of a
-// successful response.
-func (c *apiClient) do(ctx context.Context, r apiRequest) (*http.Response, error) {
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
+// fail turns an error of the client into what the CLI prints: the server's refusal as an
+// *apiError, a server that cannot be reached with a hint on starting one.
+func (c *apiClient) fail(err error) error {
+	if err == nil {
+		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, c.base+r.path, body)
-	if err != nil {
-		return nil, err
+	var pe *parley.Error
+	if errors.As(err, &pe) {
+		return (*apiError)(pe)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("User-Agent", "parley/"+parleyVersion())
-	for k, v := range r.header {
-		req.Header.Set(k, v)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("cannot reach the parley server at %s: %v\nhint: start it with 'parley serve', or point PARLEY_URL (or --url) at it", c.base, op.Err)
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			return nil, fmt.Errorf("cannot reach the parley server at %s: %v\nhint: start it with 'parley serve', or point PARLEY_URL (or --url) at it", c.base, op.Err)
-		}
-		return nil, fmt.Errorf("%s %s: %w", r.method, c.base+r.path, err)
-	}
-	if resp.StatusCode < 400 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	return nil, decodeAPIError(resp)
-}
-
-func decodeAPIError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var raw map[string]json.RawMessage
-	var body struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Hint    string `json:"hint"`
-	}
-	if json.Unmarshal(b, &raw) != nil || raw["error"] == nil || json.Unmarshal(raw["error"], &body) != nil || body.Message == "" {
-		// Not our server's JSON (a proxy, a load balancer): show what there is.
-		msg := strings.TrimSpace(string(b))
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		if msg == "" {
-			msg = http.StatusText(resp.StatusCode)
-		}
-		return &apiError{Status: resp.StatusCode, Message: fmt.Sprintf("server answered %s: %s", resp.Status, msg)}
-	}
-	delete(raw, "error")
-	return &apiError{Status: resp.StatusCode, Code: body.Code, Message: body.Message, Hint: body.Hint, Fields: raw}
-}
-
-// json calls the API and decodes a JSON response into out.
-func (c *apiClient) json(ctx context.Context, r apiRequest, out any) (int, error) {
-	if r.header == nil {
-		r.header = map[string]string{}
-	}
-	r.header["Accept"] = "application/json"
-	if r.body != nil {
-		if _, ok := r.header["Content-Type"]; !ok {
-			r.header["Content-Type"] = "application/json"
-		}
-	}
-	resp, err := c.do(ctx, r)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if out == nil {
-		return resp.StatusCode, nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return resp.StatusCode, fmt.Errorf("reading the server's answer: %w", err)
-	}
-	return resp.StatusCode, nil
-}
-
-// text calls the API and returns the response body as bytes.
-func (c *apiClient) text(ctx context.Context, r apiRequest) ([]byte, http.Header, error) {
-	resp, err := c.do(ctx, r)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the server's answer: %w", err)
-	}
-	return b, resp.Header, nil
-}
-
-// roomPath returns /v1/rooms/<room> followed by the escaped path elements.
-func roomPath(room string, elems ...string) string {
-	p := "/v1/rooms/" + url.PathEscape(room)
-	for _, e := range elems {
-		p += "/" + url.PathEscape(e)
-	}
-	return p
+	return err
 }
 
 // readPostInput reads a named file, or stdin for "" and "-". It returns the name to use in

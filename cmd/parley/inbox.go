@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const inboxDescription = `
@@ -21,25 +22,35 @@ func runInbox(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("want ROOM, got %d argument(s)", len(pos))
 	}
-	return printResource(ctx, e, cf, roomPath(pos[0], "inbox"), *asJSON)
-}
-
-// printResource prints a resource that the server renders as convention text or as JSON.
-func printResource(ctx context.Context, e *env, cf *clientFlags, path string, asJSON bool) error {
 	c, err := cf.client(e, false)
 	if err != nil {
 		return err
 	}
-	req := apiRequest{method: "GET", path: path, header: map[string]string{"Accept": "text/plain"}}
-	if asJSON {
-		req.header["Accept"] = "application/json"
+	if *asJSON {
+		in, err := c.Inbox(ctx, nil, pos[0])
+		return printJSON(e, c, in, err)
 	}
-	b, _, err := c.text(ctx, req)
+	b, err := c.InboxText(ctx, nil, pos[0])
+	return printText(e, c, b, err)
+}
+
+// printJSON prints a resource the server answered as JSON, indented, as the server's JSON
+// (the client's types hold every field it sends).
+func printJSON(e *env, c *apiClient, v any, err error) error {
+	if err != nil {
+		return c.fail(err)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return printIndented(e, b)
+	return printIndented(e, b)
+}
+
+// printText prints a resource the server rendered as convention text.
+func printText(e *env, c *apiClient, b []byte, err error) error {
+	if err != nil {
+		return c.fail(err)
 	}
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		b = append(b, '\n') // a terminal prompt must not run on from the last line

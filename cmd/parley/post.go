@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/parleyhq/parley"
@@ -46,17 +45,11 @@ func runPost(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := apiRequest{method: "POST", path: roomPath(pos[0], "messages"), body: body,
-		header: map[string]string{"Content-Type": "text/plain; charset=utf-8"}}
-	if *key != "" {
-		req.header["Idempotency-Key"] = *key
-	}
-	var res parley.PostResult
-	status, err := c.json(ctx, req, &res)
+	res, err := c.Post(ctx, nil, pos[0], body, *key)
 	if err != nil {
-		return postError(e, name, err)
+		return postError(e, name, c.fail(err))
 	}
-	if status == 200 {
+	if res.Replay {
 		fmt.Fprintf(e.stdout, "#%d already posted with this idempotency key; nothing new stored\n", res.Seq)
 	} else {
 		fmt.Fprintf(e.stdout, "posted #%d (%d tokens)\n", res.Seq, res.Tokens)
@@ -75,14 +68,11 @@ func postError(e *env, name string, err error) error {
 	if !ok {
 		return err
 	}
-	if raw := ae.Fields["diagnostics"]; raw != nil {
-		var diags []parley.Diagnostic
-		if json.Unmarshal(raw, &diags) == nil && len(diags) > 0 {
-			printPostDiagnostics(e, name, diags)
-		}
+	if diags, _ := ae.Fields["diagnostics"].([]parley.Diagnostic); len(diags) > 0 {
+		printPostDiagnostics(e, name, diags)
 	}
-	if raw := ae.Fields["retry_after"]; raw != nil && ae.Hint == "" {
-		ae.Hint = "retry after " + string(raw) + "s"
+	if secs, ok := ae.Fields["retry_after"]; ok && ae.Hint == "" {
+		ae.Hint = fmt.Sprintf("retry after %vs", secs)
 	}
 	return &exitError{code: apiExitCode(ae.Code), msg: ae.Error()}
 }

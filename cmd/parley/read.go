@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/textline"
 )
 
@@ -66,21 +64,21 @@ func runRead(ctx context.Context, e *env, args []string) error {
 func readPages(ctx context.Context, e *env, c *apiClient, room string, after int64, limit int) error {
 	left := limit
 	for {
-		q := "?after=" + strconv.FormatInt(after, 10)
+		n := 0
 		if limit > 0 {
-			q += "&limit=" + strconv.Itoa(left)
+			n = left
 		}
-		b, h, err := c.text(ctx, apiRequest{method: "GET", path: roomPath(room, "history") + q})
+		p, err := c.HistoryRange(ctx, nil, room, after, n)
 		if err != nil {
-			return err
+			return c.fail(err)
 		}
 		// The lines as every edge shows them (package textline): a character a terminal
 		// would take for a line end or a reordering is printed escaped, whatever the server.
-		if _, err := io.WriteString(e.stdout, textline.Text(string(b))); err != nil {
+		if _, err := io.WriteString(e.stdout, textline.Text(string(p.Body))); err != nil {
 			return err
 		}
-		next, err := strconv.ParseInt(h.Get("X-Parley-Next-After"), 10, 64)
-		if err != nil || next <= after {
+		next := p.Next
+		if next == 0 {
 			return nil // the last page, or a server that does not page
 		}
 		if limit > 0 {
@@ -104,7 +102,7 @@ func followRoom(ctx context.Context, e *env, c *apiClient, room string, cursor i
 			return nil
 		}
 		var ae *apiError
-		if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
+		if errors.As(err, &ae) && !retryable[ae.Code] {
 			return err
 		}
 		if n > 0 {
@@ -124,71 +122,31 @@ func followRoom(ctx context.Context, e *env, c *apiClient, room string, cursor i
 	}
 }
 
+// retryable are the refusals a reconnect may outlive: the server's own failures (HTTP 5xx,
+// including a proxy's) and a rate cap. Any other refusal ends --follow at once.
+var retryable = map[string]bool{parley.EINTERNAL: true, parley.ESTORAGEFULL: true, parley.ERATELIMIT: true}
+
 // followOnce reads one connection's events and returns how many messages it printed.
 func followOnce(ctx context.Context, e *env, c *apiClient, room string, cursor *int64) (int, error) {
-	resp, err := c.do(ctx, apiRequest{method: "GET",
-		path:   roomPath(room, "events") + "?after=" + strconv.FormatInt(*cursor, 10),
-		header: map[string]string{"Accept": "text/event-stream", "Last-Event-ID": strconv.FormatInt(*cursor, 10)}})
+	ev, err := c.Events(ctx, nil, room, *cursor)
 	if err != nil {
-		return 0, err
+		return 0, c.fail(err)
 	}
-	defer resp.Body.Close()
+	defer ev.Close()
 	n := 0
-	err = readSSE(resp.Body, func(id, event, data string) error {
-		if event != "message" {
-			return nil
+	for {
+		m, err := ev.Next()
+		if err == io.EOF {
+			return n, nil
 		}
-		seq, err := strconv.ParseInt(id, 10, 64)
 		if err != nil {
-			return fmt.Errorf("event id %q is not a seq", id)
+			return n, err
 		}
 		// The event's data plus a newline is the message's history text.
-		if _, err := io.WriteString(e.stdout, textline.Text(data+"\n")); err != nil {
-			return err
+		if _, err := io.WriteString(e.stdout, textline.Text(m.Text)); err != nil {
+			return n, err
 		}
-		*cursor = seq
+		*cursor = m.Seq
 		n++
-		return nil
-	})
-	return n, err
-}
-
-// readSSE parses a Server-Sent Events stream and calls fn for each event, data lines joined
-// with "\n" as the specification says. It returns when the stream ends (nil) or fn fails.
-func readSSE(r io.Reader, fn func(id, event, data string) error) error {
-	br := bufio.NewReader(r)
-	var id, event string
-	var data []string
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		switch {
-		case line == "":
-			if data != nil {
-				if err := fn(id, event, strings.Join(data, "\n")); err != nil {
-					return err
-				}
-			}
-			event, data = "", nil
-		case strings.HasPrefix(line, ":"):
-			// a comment: the server's heartbeat
-		default:
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				id = value
-			case "event":
-				event = value
-			case "data":
-				data = append(data, value)
-			}
-		}
 	}
 }

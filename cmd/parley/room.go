@@ -62,53 +62,45 @@ func runRoom(ctx context.Context, e *env, args []string) error {
 
 	switch sub {
 	case "create":
-		req := map[string]any{"name": pos[0]}
+		var p json.RawMessage
 		if *policy != "" {
-			var p json.RawMessage
 			if err := json.Unmarshal([]byte(*policy), &p); err != nil {
 				return usageErrorf("--policy is not valid JSON: %v", err)
 			}
-			req["policy"] = p
 		}
-		body, _ := json.Marshal(req)
-		var room parley.Room
-		if _, err := c.json(ctx, apiRequest{method: "POST", path: "/v1/rooms", body: body}, &room); err != nil {
-			return err
+		room, err := c.CreateRoomJSON(ctx, nil, pos[0], p)
+		if err != nil {
+			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "created room %s\n", room.Name)
 		printPolicy(e, room.Policy)
 		fmt.Fprintf(e.stdout, "\nNext: add seats with 'parley seat add %s NAME [--role agent|human|runner|admin]'.\n", room.Name)
 	case "list":
-		var out struct {
-			Rooms []parley.Room `json:"rooms"`
+		rooms, err := c.Rooms(ctx, nil)
+		if err != nil {
+			return c.fail(err)
 		}
-		if _, err := c.json(ctx, apiRequest{method: "GET", path: "/v1/rooms"}, &out); err != nil {
-			return err
-		}
-		if len(out.Rooms) == 0 {
+		if len(rooms) == 0 {
 			fmt.Fprintln(e.stdout, "no rooms yet: create one with 'parley room create NAME'")
 			return nil
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ROOM\tFORMAT\tCREATED")
-		for _, r := range out.Rooms {
+		for _, r := range rooms {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Policy.Format, r.CreatedAt.UTC().Format("2006-01-02 15:04Z"))
 		}
 		return tw.Flush()
 	case "show":
-		var raw json.RawMessage
-		if _, err := c.json(ctx, apiRequest{method: "GET", path: roomPath(pos[0])}, &raw); err != nil {
-			return err
-		}
-		return printIndented(e, raw)
+		room, err := c.Room(ctx, nil, pos[0])
+		return printJSON(e, c, room, err)
 	case "policy":
 		var probe map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(pos[1]), &probe); err != nil {
 			return usageErrorf("the policy patch is not a JSON object: %v", err)
 		}
-		var room parley.Room
-		if _, err := c.json(ctx, apiRequest{method: "PATCH", path: roomPath(pos[0]), body: []byte(pos[1])}, &room); err != nil {
-			return err
+		room, err := c.UpdatePolicy(ctx, nil, pos[0], []byte(pos[1]))
+		if err != nil {
+			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "updated the policy of room %s\n", room.Name)
 		printPolicy(e, room.Policy)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/evidence"
@@ -56,7 +55,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 
 	var body []byte
 	contentType := "application/json"
-	query := ""
+	reportID := "" // the run's id, sent beside a report (a JSON record carries its own)
 	if counts {
 		if *id == "" {
 			return usageErrorf("--id is required with --passed/--failed")
@@ -79,19 +78,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			contentType = "application/json"
 		} else {
 			body = report
-			if *id != "" {
-				query = "?id=" + url.QueryEscape(*id)
-			}
+			reportID = *id
 		}
 	}
 	c, err := cf.client(e, false)
 	if err != nil {
 		return err
 	}
-	var run parley.Run
-	if _, err := c.json(ctx, apiRequest{method: "POST", path: roomPath(room, "runs") + query, body: body,
-		header: map[string]string{"Content-Type": contentType}}, &run); err != nil {
-		return err
+	run, err := c.PostRun(ctx, nil, room, contentType, body, reportID)
+	if err != nil {
+		return c.fail(err)
 	}
 	fmt.Fprintf(e.stdout, "run %s: %d passed, %d failed", run.ID, run.Passed, run.Failed)
 	if run.Commit != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -61,41 +60,34 @@ func runSeat(ctx context.Context, e *env, args []string) error {
 	}
 	room := pos[0]
 
-	var seat struct {
-		Room  string      `json:"room"`
-		Name  string      `json:"name"`
-		Role  parley.Role `json:"role"`
-		Token string      `json:"token"`
-	}
 	switch sub {
 	case "add":
-		body, _ := json.Marshal(map[string]string{"name": pos[1], "role": *role})
-		if _, err := c.json(ctx, apiRequest{method: "POST", path: roomPath(room, "seats"), body: body}, &seat); err != nil {
-			return err
+		seat, token, err := c.AddSeat(ctx, nil, room, pos[1], parley.Role(*role))
+		if err != nil {
+			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "added seat %s (%s) to room %s\n", seat.Name, seat.Role, room)
-		printToken(e, c, room, seat.Token)
+		printToken(e, c, room, token)
 	case "rotate":
-		if _, err := c.json(ctx, apiRequest{method: "POST", path: roomPath(room, "seats", pos[1], "rotate")}, &seat); err != nil {
-			return err
+		token, err := c.RotateSeat(ctx, nil, room, pos[1])
+		if err != nil {
+			return c.fail(err)
 		}
-		fmt.Fprintf(e.stdout, "rotated the token of seat %s in room %s; the old token no longer works\n", seat.Name, room)
-		printToken(e, c, room, seat.Token)
+		fmt.Fprintf(e.stdout, "rotated the token of seat %s in room %s; the old token no longer works\n", pos[1], room)
+		printToken(e, c, room, token)
 	case "revoke":
-		if _, err := c.json(ctx, apiRequest{method: "DELETE", path: roomPath(room, "seats", pos[1])}, nil); err != nil {
-			return err
+		if err := c.RevokeSeat(ctx, nil, room, pos[1]); err != nil {
+			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "revoked seat %s in room %s\n", pos[1], room)
 	case "list":
-		var out struct {
-			Seats []parley.Seat `json:"seats"`
-		}
-		if _, err := c.json(ctx, apiRequest{method: "GET", path: roomPath(room, "seats")}, &out); err != nil {
-			return err
+		seats, err := c.Seats(ctx, nil, room)
+		if err != nil {
+			return c.fail(err)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SEAT\tROLE\tSTATE")
-		for _, s := range out.Seats {
+		for _, s := range seats {
 			state := "active"
 			if !s.Active() {
 				state = "revoked " + s.RevokedAt.UTC().Format("2006-01-02 15:04Z")

@@ -18,5 +18,14 @@ func runState(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 2 {
 		return usageErrorf("want ROOM and TOPIC, got %d argument(s)", len(pos))
 	}
-	return printResource(ctx, e, cf, roomPath(pos[0], "state", pos[1]), *asJSON)
+	c, err := cf.client(e, false)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		rec, err := c.State(ctx, nil, pos[0], pos[1])
+		return printJSON(e, c, rec, err)
+	}
+	b, err := c.StateText(ctx, nil, pos[0], pos[1])
+	return printText(e, c, b, err)
 }

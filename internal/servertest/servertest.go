@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/client"
 	"github.com/parleyhq/parley/internal/pgtest"
 )
 
@@ -207,8 +209,10 @@ func (r Response) String() string {
 	return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body))
 }
 
-// Do sends one request. Headers come as name, value pairs. A transport error (the server
-// is gone, the connection was cut) is returned as is: crash tests need to tell it apart.
+// Do sends one request exactly as given and returns the answer whatever its status: the
+// helper for tests of the wire itself (statuses, headers, malformed requests). Anything else
+// goes through Client. Headers come as name, value pairs. A transport error (the server is
+// gone, the connection was cut) is returned as is: crash tests need to tell it apart.
 func Do(ctx context.Context, c *http.Client, method, url, token string, body []byte, headers ...string) (Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -236,7 +240,8 @@ func Do(ctx context.Context, c *http.Client, method, url, token string, body []b
 	return Response{resp.StatusCode, resp.Header, b}, nil
 }
 
-// Call is Do with the default client that fails the test on a transport error.
+// Call is Do with the default client that fails the test on a transport error: a raw
+// request, for tests of the wire.
 func (s *Server) Call(tb testing.TB, method, path, token string, body []byte, headers ...string) Response {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -248,30 +253,45 @@ func (s *Server) Call(tb testing.TB, method, path, token string, body []byte, he
 	return r
 }
 
+// Client returns a typed client of the server (package client) whose token is token.
+func (s *Server) Client(token string) *client.Client {
+	c, err := client.New(s.URL, token)
+	if err != nil {
+		panic(err) // s.URL is always http://127.0.0.1:port
+	}
+	return c
+}
+
+// timeout bounds each helper's call, as Call does.
+func timeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
 // CreateRoom creates a room with the given policy (nil: the default) and fails the test
 // otherwise.
 func (s *Server) CreateRoom(tb testing.TB, name string, policy map[string]any) {
 	tb.Helper()
-	req := map[string]any{"name": name}
+	var p json.RawMessage
 	if policy != nil {
-		req["policy"] = policy
+		p, _ = json.Marshal(policy)
 	}
-	b, _ := json.Marshal(req)
-	if r := s.Call(tb, "POST", "/v1/rooms", s.Admin, b); r.Status != http.StatusCreated {
-		tb.Fatalf("create room %s: %s", name, r)
+	ctx, cancel := timeout()
+	defer cancel()
+	if _, err := s.Client(s.Admin).CreateRoomJSON(ctx, nil, name, p); err != nil {
+		tb.Fatalf("create room %s on %s: %v", name, s.Name, err)
 	}
 }
 
 // AddSeat adds a seat and returns its token.
 func (s *Server) AddSeat(tb testing.TB, room, name, role string) string {
 	tb.Helper()
-	b, _ := json.Marshal(map[string]string{"name": name, "role": role})
-	r := s.Call(tb, "POST", "/v1/rooms/"+room+"/seats", s.Admin, b)
-	var out struct{ Token string }
-	if r.Status != http.StatusCreated || r.JSON(&out) != nil || out.Token == "" {
-		tb.Fatalf("add seat %s/%s: %s", room, name, r)
+	ctx, cancel := timeout()
+	defer cancel()
+	_, token, err := s.Client(s.Admin).AddSeat(ctx, nil, room, name, parley.Role(role))
+	if err != nil || token == "" {
+		tb.Fatalf("add seat %s/%s on %s: %q, %v", room, name, s.Name, token, err)
 	}
-	return out.Token
+	return token
 }
 
 // Generous is a room policy whose caps a load test does not reach, so that what it measures
@@ -287,24 +307,13 @@ func Generous() map[string]any {
 // History reads a room's whole history text as token, page by page.
 func (s *Server) History(tb testing.TB, room, token string) string {
 	tb.Helper()
-	var all strings.Builder
-	after := int64(0)
-	for {
-		r := s.Call(tb, "GET", fmt.Sprintf("/v1/rooms/%s/history?after=%d&limit=5000", room, after), token, nil)
-		if r.Status != http.StatusOK {
-			tb.Fatalf("history of %s after %d: %s", room, after, r)
-		}
-		if len(r.Body) == 0 {
-			return all.String()
-		}
-		all.Write(r.Body)
-		var last int64
-		fmt.Sscan(r.Header.Get("X-Parley-Last-Seq"), &last)
-		if last <= after {
-			tb.Fatalf("history of %s after %d: X-Parley-Last-Seq %q does not move on", room, after, r.Header.Get("X-Parley-Last-Seq"))
-		}
-		after = last
+	ctx, cancel := timeout()
+	defer cancel()
+	b, _, err := s.Client(token).HistoryAll(ctx, nil, room, 0)
+	if err != nil {
+		tb.Fatalf("history of %s on %s: %v", room, s.Name, err)
 	}
+	return string(b)
 }
 
 // Entry is one message as history shows it.
