@@ -56,7 +56,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	if err != nil {
 		return err
 	}
-	first, firstLast, err := s.svc.History(ctx, c, room, cursor, 1)
+	// The first batch is read before the stream starts, so that its error is still sent as
+	// JSON.
+	batch, last, err := s.svc.Messages(ctx, c, room, cursor, eventBatch, parley.CountRead)
 	if err != nil {
 		return err
 	}
@@ -83,13 +85,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 
 	tick := time.NewTicker(s.heartbeat)
 	defer tick.Stop()
-	pending, pendingLast := first, firstLast
+	var text, event []byte
+	read := false // whether batch is used up: the first is the one read above
 	for {
-		// Drain one message at a time: the event boundaries must be the message
-		// boundaries, and only the service knows where those are in the text.
+		// Drain in batches, one store read each, and send one event per message: the
+		// event boundaries are the message boundaries.
 		for {
-			if pending == nil {
-				pending, pendingLast, err = s.svc.History(ctx, c, room, cursor, 1)
+			if read {
+				batch, last, err = s.svc.Messages(ctx, c, room, cursor, eventBatch, parley.CountRead)
 				if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
 					sw.Farewell(err)
 					return nil
@@ -101,14 +104,21 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 					return nil
 				}
 			}
-			if pendingLast <= cursor {
-				pending = nil
+			for _, m := range batch {
+				if m.Seq <= cursor {
+					continue
+				}
+				text = textline.AppendMessage(text[:0], m)
+				event = appendEvent(event[:0], m.Seq, text)
+				if !send(event) {
+					return nil
+				}
+				cursor = m.Seq
+			}
+			read = true
+			if len(batch) == 0 || cursor >= last {
 				break
 			}
-			if !send(appendEvent(nil, pendingLast, pending)) {
-				return nil
-			}
-			cursor, pending = pendingLast, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -127,6 +137,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		}
 	}
 }
+
+// eventBatch is how many messages a stream reads from the store at a time.
+const eventBatch = 100
 
 // appendEvent appends one SSE message event for the history text of message seq, one data
 // line per line of the text as textline.Split defines them: a character that would end an
