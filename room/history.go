@@ -76,7 +76,7 @@ fill:
 		want := min(pageChunk, limit-n)
 		msgs, err := s.store.Messages(ctx, room, p.Last, want)
 		if err != nil {
-			return nil, s.internal(ctx, "history", err)
+			return nil, s.readFailed(ctx, "history", err)
 		}
 		for _, m := range msgs {
 			block = AppendMessage(block[:0], m)
