@@ -14,12 +14,12 @@ import (
 	"github.com/parleyhq/parley/internal/textline"
 )
 
-// message is one history entry as the transcript shows it.
+// message is one stored message as the transcript shows it.
 type message struct {
 	Seq      int64
 	Seat     string
 	Time     string // as history writes it
-	DateTime string // RFC 3339 for <time datetime>, "" when the time did not parse
+	DateTime string // RFC 3339 for <time datetime>
 	Shown    string // the time for people: 30 Nov 09:33:48 UTC
 	Tokens   int    // as the server counted the body when it was posted
 
