@@ -175,13 +175,16 @@ func timeState(ctx context.Context, svc *room.Service, c *parley.Caller, room st
 
 // timeHistoryPages reads every full page of the room's history (default page size) over HTTP
 // as the seat: first from the store, then `reads` times from the page cache, and returns the
-// bytes per second of the first pass and the median of the others, in MiB/s. The seat read the whole room before in pages of another
-// size, untimed, so the block token counts are known in both passes, and the cold pass
-// measures the store, rendering and hashing rather than the tokenizer's first look.
+// bytes per second of the first pass and the median of the others, in MiB/s. Each page was
+// asked for with HEAD before, untimed, which counts it (tokenizing its messages) without
+// streaming or caching it: both passes find the token counts known, and the cold one measures
+// the store, rendering and hashing rather than the tokenizer's first look.
 func timeHistoryPages(ctx context.Context, c *client, room, token string, messages, reads int) (cold, cached float64, pages int, err error) {
 	path := "/v1/rooms/" + room + "/history"
-	for after := 0; after < messages; after += parley.HistoryPageMessages / 2 {
-		if _, err := c.do(ctx, "GET", path+"?after="+strconv.Itoa(after)+"&limit="+strconv.Itoa(parley.HistoryPageMessages/2), token, nil, http.StatusOK); err != nil {
+	for after := 0; after < messages; after += parley.HistoryPageMessages {
+		// HEAD plans the page (and counts the read, tokenizing it) without streaming it,
+		// so nothing is cached.
+		if _, err := c.do(ctx, "HEAD", path+"?after="+strconv.Itoa(after), token, nil, http.StatusOK); err != nil {
 			return 0, 0, 0, err
 		}
 	}

@@ -115,8 +115,13 @@ fill:
 		// A full page is kept as it is written, and cached once it is whole and what the
 		// plan said it would be.
 		var keep *cachedPage
-		if full && s.pages.fits(size) {
+		if full && s.pages.claim(key, size) {
 			keep = &cachedPage{key: key, last: last, text: make([]byte, 0, size), offs: make([]int32, 1, last-after+1)}
+			defer func() {
+				if keep != nil {
+					s.pages.unclaim(key) // the stream failed: someone else may fill it
+				}
+			}()
 		}
 		var block []byte
 		for at := after; at < last; {
@@ -143,6 +148,7 @@ fill:
 			if got := sha256.Sum256(keep.text); int64(len(keep.text)) == size && bytes.Equal(got[:], sum) {
 				keep.sum = sum
 				s.pages.put(keep)
+				keep = nil
 			} else {
 				s.log.ErrorContext(ctx, "room: a full history page changed between its two reads; not cached", "room", room, "after", after, "last", last)
 			}

@@ -19,8 +19,9 @@ import (
 // It is bounded by bytes, not entries: it evicts the least recently used pages to stay
 // within its budget, and a page larger than a quarter of the budget is not kept at all.
 
-// DefaultHistoryCacheBytes is the page cache's budget when Config leaves it unset.
-const DefaultHistoryCacheBytes = 64 << 20
+// DefaultHistoryCacheBytes is the page cache's budget when Config leaves it unset: a few
+// thousand pages of ordinary messages, or eight of the largest pages.
+const DefaultHistoryCacheBytes = 32 << 20
 
 // pageOverhead is what an entry costs beyond its text and boundaries, roughly: the map and
 // list entries, the key and the hash.
@@ -49,21 +50,41 @@ func (p *cachedPage) cost() int64 {
 // pageCache is a least-recently-used cache of full pages within a byte budget. The zero
 // value, or a budget of 0, caches nothing.
 type pageCache struct {
-	mu     sync.Mutex
-	budget int64
-	used   int64
-	m      map[pageKey]*list.Element // of *cachedPage
-	lru    list.List                 // front: most recently used
+	mu      sync.Mutex
+	budget  int64
+	used    int64
+	m       map[pageKey]*list.Element // of *cachedPage
+	lru     list.List                 // front: most recently used
+	filling map[pageKey]bool          // pages a stream is keeping on its way to the cache
 }
 
 func (c *pageCache) init(budget int64) {
 	c.budget = max(budget, 0)
 	c.m = map[pageKey]*list.Element{}
+	c.filling = map[pageKey]bool{}
 }
 
-// fits reports whether a page of size bytes would be kept.
-func (c *pageCache) fits(size int64) bool {
-	return c.budget > 0 && size+pageOverhead <= c.budget/4
+// claim reports whether the caller, about to stream a full page of size bytes, should keep
+// it for the cache: when it would be kept, is not cached yet, and no other stream is keeping
+// it already (readers that start together each hold a copy only of pages no one else is
+// filling). A claim is ended by put or unclaim.
+func (c *pageCache) claim(k pageKey, size int64) bool {
+	if c.budget <= 0 || size+pageOverhead > c.budget/4 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok || c.filling[k] {
+		return false
+	}
+	c.filling[k] = true
+	return true
+}
+
+func (c *pageCache) unclaim(k pageKey) {
+	c.mu.Lock()
+	delete(c.filling, k)
+	c.mu.Unlock()
 }
 
 func (c *pageCache) get(k pageKey) *cachedPage {
@@ -83,10 +104,12 @@ func (c *pageCache) get(k pageKey) *cachedPage {
 func (c *pageCache) put(p *cachedPage) {
 	cost := p.cost()
 	if c.budget <= 0 || cost > c.budget/4 {
+		c.unclaim(p.key)
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.filling, p.key)
 	if e, ok := c.m[p.key]; ok {
 		// Another reader cached the same page meanwhile: the bytes are the same.
 		c.lru.MoveToFront(e)
