@@ -199,7 +199,7 @@ const (
 
 // HistoryPage is one page of history, planned but not yet written: its bounds, length and
 // SHA-256, and Stream, which writes its bytes (read again from the store, a few messages at a
-// time) to w. The bytes Stream writes are exactly Size long and hash to Sum: history is
+// time, or, for a full page the server has served before, from its cache of full pages) to w. The bytes Stream writes are exactly Size long and hash to Sum: history is
 // append-only, so the messages After+1..Last never change.
 type HistoryPage struct {
 	After int64  // the page starts after this seq

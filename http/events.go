@@ -25,7 +25,9 @@ import (
 // parser or a terminal could take for a line end. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
 // a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
-// instance wake it through RoomService.Watch.
+// instance wake it through RoomService.Watch. It reads the stored messages a batch at a time
+// (RoomService.Messages, one store read per batch, counted as the seat's read) and renders
+// each with textline.AppendMessage, the rendering history uses.
 //
 // The stream is held (RoomService.Hold): when its token is revoked or rotated, on this or any
 // other instance on the same database, it ends at once with a comment line saying why, and no

@@ -62,7 +62,8 @@ const NextAfterHeader = "X-Parley-Next-After"
 // most limit messages, parley.HistoryPageMessages without one, and parley.HistoryPageBytes),
 // streamed from the store a few messages at a time. A full page (one that stopped at its count
 // or its byte cap) can never change, because history is append-only and notes are frozen at
-// post time: it is cacheable for good, and says where the next page starts. Any other read
+// post time: it is cacheable for good, says where the next page starts, and the service serves
+// it again from memory (its cache of full pages), still counting the read. Any other read
 // may grow, so it must be revalidated (cheaply, with the ETag).
 //
 // The cache is private, not public: the bytes are the same for every seat of the room, but a
