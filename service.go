@@ -131,6 +131,16 @@ type RoomService interface {
 	// HistoryPage plans the same page as History without building it, for an edge that
 	// streams it: EINVALID, EFORBIDDEN, ENOTFOUND as History.
 	HistoryPage(ctx context.Context, c *Caller, room string, after int64, limit int) (*HistoryPage, error)
+	// Messages returns the room's stored messages after `after` (after < 0, or Latest: the
+	// latest ones), with their token counts and frozen notes (evidence verdicts, defaults
+	// applied), and the room's last seq as read with them. They are the messages of one page
+	// of history (see HistoryPage): at most limit of them (limit <= 0: HistoryPageMessages),
+	// and no more than HistoryPageBytes of history text, but at least one; a read of the
+	// latest keeps the newest that fit. Each one's history text is textline.AppendMessage of
+	// it, the bytes History serves for it. count says whether the read counts as the calling
+	// seat's read (see ReadCount); under a held context (Hold), messages are returned only
+	// while the token is still valid. EFORBIDDEN, ENOTFOUND.
+	Messages(ctx context.Context, c *Caller, room string, after int64, limit int, count ReadCount) ([]*Message, int64, error)
 	// Inbox returns the calling seat's unanswered and open asks.
 	Inbox(ctx context.Context, c *Caller, room string) (*Inbox, error)
 	// State returns the state record of a topic.
@@ -153,6 +163,24 @@ type RoomService interface {
 	Lint(ctx context.Context, c *Caller, room string, body []byte) ([]Diagnostic, error)
 }
 
+// Latest is the after of a Messages read of the room's latest messages.
+const Latest int64 = -1
+
+// ReadCount says whether a structured read (RoomService.Messages) is counted in the stats of
+// the calling seat. The server admin's reads are never counted: it holds no seat.
+type ReadCount int
+
+const (
+	// CountRead counts the read as History counts one: the tokens of the messages' history
+	// text as the seat's read_tokens, with the prompt-cache projection that follows each
+	// seat's reads (cached_read_tokens), and one read. For every read whose messages someone
+	// reads: an event stream's batch, a web transcript page.
+	CountRead ReadCount = iota
+	// NoCount counts nothing: for a read that shows no message to anyone, such as collecting
+	// the topics a room names.
+	NoCount
+)
+
 // History pages. A page of history holds at most HistoryPageMessages messages (unless the
 // reader asks for another count) and at most HistoryPageBytes bytes, whichever comes first,
 // but always at least one whole message. Pages end at message boundaries, so the text after
@@ -164,7 +192,7 @@ const (
 
 // HistoryPage is one page of history, planned but not yet written: its bounds, length and
 // SHA-256, and Stream, which writes its bytes (read again from the store, a few messages at a
-// time) to w. The bytes Stream writes are exactly Size long and hash to Sum: history is
+// time, or, for a full page the server has served before, from its cache of full pages) to w. The bytes Stream writes are exactly Size long and hash to Sum: history is
 // append-only, so the messages After+1..Last never change.
 type HistoryPage struct {
 	After int64  // the page starts after this seq

@@ -37,6 +37,9 @@ type ServerLoadConfig struct {
 	ReadAt []int
 	// Reads is how many times each history read is repeated (the median is reported); 0 = 5.
 	Reads int
+	// StateMessages is the size of the large room whose state record and history pages are
+	// timed (server_reads.go); 0 = DefaultStateMessages. At least 500.
+	StateMessages int
 }
 
 // ServerLoadResult is what ServerLoad measured. Durations are in milliseconds.
@@ -54,6 +57,19 @@ type ServerLoadResult struct {
 	Reads          []ReadCost  `json:"reads"`
 	Memory         MemoryUse   `json:"memory"`
 	GOMAXPROCS     int         `json:"gomaxprocs"`
+
+	// History pages of the large state room (StateMessages messages, every full page of
+	// 1,000), over HTTP as a seat: read from the store the first time (cold), then again,
+	// served from the cache of full pages (cached, the median of Reads passes). In MiB/s.
+	HistoryPages        int     `json:"history_pages"`
+	HistoryColdMBPerS   float64 `json:"history_cold_mb_per_s"`
+	HistoryCachedMBPerS float64 `json:"history_cached_mb_per_s"`
+	// State of one topic (RoomService.State, median of Reads), in a room of 500 messages all
+	// on it and in one of StateMessages messages where the same 500 are on it and the rest
+	// on other topics.
+	StateRoomMessages int     `json:"state_room_messages"`
+	StateMSSmallRoom  float64 `json:"state_ms_small_room"`
+	StateMSLargeRoom  float64 `json:"state_ms_large_room"`
 }
 
 // Percentiles of a latency distribution, in milliseconds.
@@ -107,6 +123,12 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 	}
 	if cfg.Reads <= 0 {
 		cfg.Reads = 5
+	}
+	if cfg.StateMessages <= 0 {
+		cfg.StateMessages = DefaultStateMessages
+	}
+	if cfg.StateMessages < stateOnTopic {
+		return nil, fmt.Errorf("server load: the large state room needs at least %d messages, not %d", stateOnTopic, cfg.StateMessages)
 	}
 	if cfg.ReadAt == nil {
 		cfg.ReadAt = []int{1000, 5000, 10000}
@@ -255,6 +277,27 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 		TotalAllocPerPost: float64(allocs) / float64(cfg.Messages),
 		MallocsPerPost:    float64(mallocs) / float64(cfg.Messages),
 		NumGC:             ms.NumGC,
+	}
+
+	// The read figures, after the memory ones, which are about posting.
+	adminCaller, err := svc.Authenticate(ctx, admin)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := buildStateRooms(ctx, cfg.Store, svc, adminCaller, prefix, cfg.StateMessages)
+	if err != nil {
+		return nil, fmt.Errorf("server load: state rooms: %w", err)
+	}
+	res.StateRoomMessages = cfg.StateMessages
+	if res.StateMSSmallRoom, err = timeState(ctx, svc, sr.smallSeat, sr.small, cfg.Reads); err != nil {
+		return nil, fmt.Errorf("server load: %w", err)
+	}
+	if res.StateMSLargeRoom, err = timeState(ctx, svc, sr.seat, sr.large, cfg.Reads); err != nil {
+		return nil, fmt.Errorf("server load: %w", err)
+	}
+	res.HistoryColdMBPerS, res.HistoryCachedMBPerS, res.HistoryPages, err = timeHistoryPages(ctx, c, sr.large, sr.largeToken, cfg.StateMessages, cfg.Reads)
+	if err != nil {
+		return nil, fmt.Errorf("server load: history pages: %w", err)
 	}
 	return res, nil
 }

@@ -245,6 +245,38 @@ func (c *Client) History(ctx context.Context, caller *parley.Caller, room string
 	return p.Body, p.Last, nil
 }
 
+// Messages returns one page of stored messages (GET …/messages) and the room's last seq;
+// after < 0 (parley.Latest) asks for the latest page. Over HTTP a seat's read is always
+// counted, as a history read is: count is the server's to decide, and NoCount is refused.
+func (c *Client) Messages(ctx context.Context, caller *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error) {
+	if count == parley.NoCount {
+		return nil, 0, parley.Errorf(parley.EINVALID, "an uncounted read is not available over HTTP").
+			WithHint("read with parley.CountRead; the server counts a seat's reads")
+	}
+	q := url.Values{}
+	if after < 0 {
+		q.Set("after", "latest")
+	} else {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Messages []*parley.Message `json:"messages"`
+		LastSeq  int64             `json:"last_seq"`
+	}
+	if _, err := c.call(ctx, caller, "GET", RoomPath(room, "messages")+"?"+q.Encode(), nil, &out); err != nil {
+		return nil, 0, err
+	}
+	for _, m := range out.Messages {
+		if m.Room == "" {
+			m.Room = room
+		}
+	}
+	return out.Messages, out.LastSeq, nil
+}
+
 // HistoryAll returns the whole history after `after`, following the server's pages to the
 // end of the room, and the last seq it holds.
 func (c *Client) HistoryAll(ctx context.Context, caller *parley.Caller, room string, after int64) ([]byte, int64, error) {

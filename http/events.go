@@ -25,7 +25,9 @@ import (
 // parser or a terminal could take for a line end. The stream
 // starts after ?after=N, or after the Last-Event-ID a reconnecting client sends, and carries
 // a comment line every heartbeat while idle. Appends on this or (PostgreSQL) any other
-// instance wake it through RoomService.Watch.
+// instance wake it through RoomService.Watch. It reads the stored messages a batch at a time
+// (RoomService.Messages, one store read per batch, counted as the seat's read) and renders
+// each with textline.AppendMessage, the rendering history uses.
 //
 // The stream is held (RoomService.Hold): when its token is revoked or rotated, on this or any
 // other instance on the same database, it ends at once with a comment line saying why, and no
@@ -56,7 +58,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	if err != nil {
 		return err
 	}
-	first, firstLast, err := s.svc.History(ctx, c, room, cursor, 1)
+	// The first batch is read before the stream starts, so that its error is still sent as
+	// JSON.
+	batch, last, err := s.svc.Messages(ctx, c, room, cursor, eventBatch, parley.CountRead)
 	if err != nil {
 		return err
 	}
@@ -85,13 +89,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 
 	tick := time.NewTicker(s.heartbeat)
 	defer tick.Stop()
-	pending, pendingLast := first, firstLast
+	var text, event []byte
+	read := false // whether batch is used up: the first is the one read above
 	for {
-		// Drain one message at a time: the event boundaries must be the message
-		// boundaries, and only the service knows where those are in the text.
+		// Drain in batches, one store read each, and send one event per message: the
+		// event boundaries are the message boundaries.
 		for {
-			if pending == nil {
-				pending, pendingLast, err = s.svc.History(ctx, c, room, cursor, 1)
+			if read {
+				batch, last, err = s.svc.Messages(ctx, c, room, cursor, eventBatch, parley.CountRead)
 				if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
 					sw.Farewell(err)
 					return nil
@@ -103,14 +108,21 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 					return nil
 				}
 			}
-			if pendingLast <= cursor {
-				pending = nil
+			for _, m := range batch {
+				if m.Seq <= cursor {
+					continue
+				}
+				text = textline.AppendMessage(text[:0], m)
+				event = appendEvent(event[:0], m.Seq, text)
+				if !send(event) {
+					return nil
+				}
+				cursor = m.Seq
+			}
+			read = true
+			if len(batch) == 0 || cursor >= last {
 				break
 			}
-			if !send(appendEvent(nil, pendingLast, pending)) {
-				return nil
-			}
-			cursor, pending = pendingLast, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -129,6 +141,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		}
 	}
 }
+
+// eventBatch is how many messages a stream reads from the store at a time.
+const eventBatch = 100
 
 // appendEvent appends one SSE message event for the history text of message seq, one data
 // line per line of the text as textline.Split defines them: a character that would end an

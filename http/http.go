@@ -147,6 +147,7 @@ func (s *Server) routes() {
 
 	m.HandleFunc("POST /v1/rooms/{room}/messages", s.api(s.handlePost))
 	m.HandleFunc("GET /v1/rooms/{room}/history", s.api(s.handleHistory))
+	m.HandleFunc("GET /v1/rooms/{room}/messages", s.api(s.handleMessages))
 	m.HandleFunc("GET /v1/rooms/{room}/events", s.api(s.handleEvents))
 	m.HandleFunc("GET /v1/rooms/{room}/inbox", s.api(s.handleInbox))
 	m.HandleFunc("GET /v1/rooms/{room}/state/{topic}", s.api(s.handleState))

@@ -20,6 +20,7 @@ import (
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
 	"github.com/parleyhq/parley/internal/mock"
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 // authOnly is a mock whose tokens are "admin" (the server's admin) and "<room>.<seat>".
@@ -304,19 +305,25 @@ func TestRoomsAndSeats(t *testing.T) {
 // history is a fake room log: message i's text is "#i …\nbody i\n\n".
 type history struct {
 	mu    sync.Mutex
-	msgs  []string
+	msgs  []string // each message's history text
+	recs  []*parley.Message
 	watch []chan int64
 }
 
-func (h *history) add(s string) {
+// add stores a message of seat with the next seq, a minute after the one before, and its
+// history text as the server renders it.
+func (h *history) add(seat, body string, notes ...string) {
 	h.mu.Lock()
-	h.msgs = append(h.msgs, s)
-	last := int64(len(h.msgs))
+	seq := int64(len(h.recs)) + 1
+	m := &parley.Message{Room: "r", Seq: seq, Seat: seat, Body: body, Notes: notes,
+		Time: time.Date(2026, 9, 19, 12, 0, 0, 0, time.UTC).Add(time.Duration(seq-1) * time.Minute)}
+	h.recs = append(h.recs, m)
+	h.msgs = append(h.msgs, string(textline.AppendMessage(nil, m)))
 	ws := h.watch
 	h.mu.Unlock()
 	for _, w := range ws {
 		select {
-		case w <- last:
+		case w <- seq:
 		default:
 		}
 	}
@@ -347,6 +354,22 @@ func (h *history) install(svc *mock.RoomService) {
 			Full:   limit > 0 && last-after == int64(limit),
 			Stream: func(w io.Writer) error { _, err := w.Write(b); return err }}, nil
 	}
+	svc.MessagesFn = func(ctx context.Context, c *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error) {
+		if c.Seat != nil && c.Seat.Room != room {
+			return nil, 0, parley.Errorf(parley.EFORBIDDEN, "you sit in %s", c.Seat.Room)
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		last := int64(len(h.recs))
+		if limit <= 0 {
+			limit = parley.HistoryPageMessages
+		}
+		if after < 0 {
+			after = max(0, last-int64(limit))
+		}
+		end := min(last, after+int64(limit))
+		return append([]*parley.Message{}, h.recs[min(after, last):end]...), last, nil
+	}
 	svc.HoldFn = func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		return ctx, cancel, nil
@@ -366,7 +389,7 @@ func (h *history) install(svc *mock.RoomService) {
 func TestHistoryCaching(t *testing.T) {
 	h := &history{}
 	for i := 1; i <= 5; i++ {
-		h.add(fmt.Sprintf("#%d lead 20260919T1200Z\nv1 note x to all n=1\nfact %d\n\n", i, i))
+		h.add("lead", fmt.Sprintf("v1 note x to all n=1\nfact %d\n", i))
 	}
 	svc := authOnly()
 	h.install(svc)
@@ -494,8 +517,8 @@ func readEvents(r io.Reader) <-chan event {
 
 func TestEvents(t *testing.T) {
 	h := &history{}
-	h.add("#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact 1\n\n")
-	h.add("#2 builder 20260919T1201Z\nv1 note x to all n=1\nfact 2\n! ev#1 verified\n\n")
+	h.add("lead", "v1 note x to all n=1\nfact 1\n")
+	h.add("builder", "v1 note x to all n=1\nfact 2\n", "! ev#1 verified")
 	svc := authOnly()
 	h.install(svc)
 	srv := httptest.NewUnstartedServer(phttp.NewServer(svc, phttp.WithHeartbeat(50*time.Millisecond), phttp.WithLogger(slog.New(slog.DiscardHandler))))
@@ -523,7 +546,7 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("first event after Last-Event-ID 1 = %+v", ev)
 	}
 	time.Sleep(500 * time.Millisecond) // past the read timeout, with heartbeats
-	h.add("#3 yu 20260919T1202Z\nv1 answer x to builder re 2 n=1\nfact 3\n\n")
+	h.add("yu", "v1 answer x to builder re 2 n=1\nfact 3\n")
 	select {
 	case ev := <-events:
 		if ev.id != "3" || ev.data+"\n" != h.msgs[2] {
@@ -584,13 +607,13 @@ func TestMountAndMetrics(t *testing.T) {
 	}
 }
 
-// TestEventsCarriageReturn checks that a CR in history text (from a body stored before the
-// line rules, or an older server) cannot break the event stream's framing, though SSE ends a
+// TestEventsCarriageReturn checks that a CR in a stored body (one stored before the line
+// rules) cannot break the event stream's framing, though SSE ends a
 // line at CR too: a CRLF is a line end, any other CR is shown escaped (package textline).
 func TestEventsCarriageReturn(t *testing.T) {
 	h := &history{}
-	h.add("#1 lead 20260919T1200Z\r\nhello\rworld\n\n")
-	h.add("#2 lead 20260919T1201Z\nnext\n\n")
+	h.add("lead", "hello\rworld\r\n")
+	h.add("lead", "next\n")
 	svc := authOnly()
 	h.install(svc)
 	ts, _ := newServer(t, svc)
@@ -604,7 +627,7 @@ func TestEventsCarriageReturn(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	events := readEvents(resp.Body)
-	if ev := <-events; ev.id != "1" || ev.data+"\n" != "#1 lead 20260919T1200Z\nhello[U+000D]world\n\n" {
+	if ev := <-events; ev.id != "1" || ev.data+"\n" != "#1 lead 20260919T120000Z\nhello[U+000D]world\n\n" {
 		t.Errorf("event 1 = %+v", ev)
 	}
 	if ev := <-events; ev.id != "2" || ev.data+"\n" != h.msgs[1] {
@@ -646,7 +669,7 @@ func TestCloseStreams(t *testing.T) {
 // sends nothing after.
 func TestEventsEndOnRevocation(t *testing.T) {
 	h := &history{}
-	h.add("#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact 1\n\n")
+	h.add("lead", "v1 note x to all n=1\nfact 1\n")
 	svc := authOnly()
 	h.install(svc)
 	held := make(chan context.CancelCauseFunc, 1)

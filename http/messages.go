@@ -62,7 +62,8 @@ const NextAfterHeader = "X-Parley-Next-After"
 // most limit messages, parley.HistoryPageMessages without one, and parley.HistoryPageBytes),
 // streamed from the store a few messages at a time. A full page (one that stopped at its count
 // or its byte cap) can never change, because history is append-only and notes are frozen at
-// post time: it is cacheable for good, and says where the next page starts. Any other read
+// post time: it is cacheable for good, says where the next page starts, and the service serves
+// it again from memory (its cache of full pages), still counting the read. Any other read
 // may grow, so it must be revalidated (cheaply, with the ETag).
 //
 // The cache is private, not public: the bytes are the same for every seat of the room, but a
@@ -202,5 +203,40 @@ func (s *Server) handleLint(w http.ResponseWriter, r *http.Request, c *parley.Ca
 		out["more_diagnostics"] = diags[n-1].More
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleMessages answers GET /v1/rooms/{room}/messages?after=N&limit=K: the messages of the
+// same page as history (at most limit, 1,000 or 4 MiB), structured, as
+// {"messages":[…],"last_seq":N} where last_seq is the room's, so a reader knows whether there
+// is more. after=latest gives the latest page. A seat's read is counted as a history read is.
+func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
+	var after int64
+	if r.URL.Query().Get("after") == "latest" {
+		after = parley.Latest
+	} else {
+		var err error
+		if after, err = queryInt64(r, "after", 0); err != nil {
+			return err
+		}
+	}
+	limit, err := queryInt64(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if limit > maxHistoryLimit {
+		return badRequest("page through with after= and a smaller limit", "limit=%d is over the maximum page of %d messages", limit, maxHistoryLimit)
+	}
+	msgs, last, err := s.svc.Messages(r.Context(), c, r.PathValue("room"), after, int(limit), parley.CountRead)
+	if err != nil {
+		return err
+	}
+	if msgs == nil {
+		msgs = []*parley.Message{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Messages []*parley.Message `json:"messages"`
+		LastSeq  int64             `json:"last_seq"`
+	}{msgs, last})
 	return nil
 }

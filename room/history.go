@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 )
 
 // TimeFormat is how history writes a message's server time: ISO basic, UTC, with seconds.
-const TimeFormat = "20060102T150405Z"
+const TimeFormat = textline.TimeFormat
 
 // History renders one page of the room's messages after `after` (see parley.HistoryPage) as
 // byte-stable history text and returns the last seq it contains (after, when there is
@@ -43,7 +42,10 @@ const pageChunk = 8
 
 // HistoryPage plans one page of history in a first pass over the store, a chunk of messages
 // at a time, keeping only its length, hash and bounds (and counting the read for the caller's
-// seat); Stream reads the same messages again and writes them. Nothing holds the page whole.
+// seat); Stream reads the same messages again and writes them. Nothing holds the page whole,
+// except a full page on its way into the page cache (pagecache.go): a full page never
+// changes, so once streamed it is served from memory, to any caller who may read the room,
+// and counted as the same read.
 func (s *Service) HistoryPage(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error) {
 	if err := canSee(c, room); err != nil {
 		return nil, err
@@ -51,11 +53,15 @@ func (s *Service) HistoryPage(ctx context.Context, c *parley.Caller, room string
 	if after < 0 {
 		return nil, parley.Errorf(parley.EINVALID, "after=%d: seqs start at 1", after).WithHint("use after=0 for the whole history")
 	}
-	if _, err := s.room(ctx, room); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
 		limit = parley.HistoryPageMessages
+	}
+	key := pageKey{room, after, limit}
+	if cp := s.pages.get(key); cp != nil {
+		return s.cachedPage(ctx, c, cp)
+	}
+	if _, err := s.room(ctx, room); err != nil {
+		return nil, err
 	}
 	var rd *readCount
 	if c.Seat != nil {
@@ -70,7 +76,7 @@ fill:
 		want := min(pageChunk, limit-n)
 		msgs, err := s.store.Messages(ctx, room, p.Last, want)
 		if err != nil {
-			return nil, s.internal(ctx, "history", err)
+			return nil, s.readFailed(ctx, "history", err)
 		}
 		for _, m := range msgs {
 			block = AppendMessage(block[:0], m)
@@ -104,8 +110,19 @@ fill:
 	if rd != nil && n > 0 {
 		s.endRead(ctx, room, c.Seat.Name, rd, p.Last)
 	}
-	last := p.Last
+	last, size, sum, full := p.Last, p.Size, p.Sum, p.Full
 	p.Stream = func(w io.Writer) error {
+		// A full page is kept as it is written, and cached once it is whole and what the
+		// plan said it would be.
+		var keep *cachedPage
+		if full && s.pages.claim(key, size) {
+			keep = &cachedPage{key: key, last: last, text: make([]byte, 0, size), offs: make([]int32, 1, last-after+1)}
+			defer func() {
+				if keep != nil {
+					s.pages.unclaim(key) // the stream failed: someone else may fill it
+				}
+			}()
+		}
 		var block []byte
 		for at := after; at < last; {
 			msgs, err := s.store.Messages(ctx, room, at, int(min(pageChunk, last-at)))
@@ -121,6 +138,19 @@ fill:
 					return err
 				}
 				at = m.Seq
+				if keep != nil {
+					keep.text = append(keep.text, block...)
+					keep.offs = append(keep.offs, int32(len(keep.text)))
+				}
+			}
+		}
+		if keep != nil {
+			if got := sha256.Sum256(keep.text); int64(len(keep.text)) == size && bytes.Equal(got[:], sum) {
+				keep.sum = sum
+				s.pages.put(keep)
+				keep = nil
+			} else {
+				s.log.ErrorContext(ctx, "room: a full history page changed between its two reads; not cached", "room", room, "after", after, "last", last)
 			}
 		}
 		return nil
@@ -128,34 +158,33 @@ fill:
 	return p, nil
 }
 
-// AppendMessage appends one message's history block to dst:
-//
-//	#<seq> <seat> <time>\n
-//	<body, line by line>\n
-//	<each note>\n
-//	\n
-//
-// The body's lines are package textline's, the one definition every edge uses: each line
-// ends in LF (a CRLF is written as LF; a body without a final line end gets one), and
-// anything stored before the line rules that could break a line or pass for a header or a
-// note is shown escaped as [U+XXXX] (see textline.AppendBody). For every body the rules
-// accept, that is the body as posted, with CRLF as LF. Every block ends with a blank line,
-// so the text after any seq is exactly a suffix of the whole.
-func AppendMessage(dst []byte, m *parley.Message) []byte {
-	dst = append(dst, '#')
-	dst = strconv.AppendInt(dst, m.Seq, 10)
-	dst = append(dst, ' ')
-	dst = append(dst, m.Seat...)
-	dst = append(dst, ' ')
-	dst = m.Time.UTC().AppendFormat(dst, TimeFormat)
-	dst = append(dst, '\n')
-	dst = textline.AppendBody(dst, m.Body)
-	for _, n := range m.Notes {
-		dst = textline.AppendNote(dst, n)
-		dst = append(dst, '\n')
+// cachedPage serves a full page from the page cache: the same page, hash and bytes as read
+// from the store, counted for the caller's seat as the same read would be, and, under a held
+// context, confirmed against the token before it is returned.
+func (s *Service) cachedPage(ctx context.Context, c *parley.Caller, cp *cachedPage) (*parley.HistoryPage, error) {
+	if err := s.confirmHold(ctx); err != nil {
+		return nil, err
 	}
-	return append(dst, '\n')
+	if c.Seat != nil {
+		rd := s.startRead(cp.key.room, c.Seat.Name, cp.key.after)
+		for i := range len(cp.offs) - 1 {
+			rd.add(s, cp.key.room, cp.key.after+1+int64(i), cp.text[cp.offs[i]:cp.offs[i+1]])
+		}
+		s.endRead(ctx, cp.key.room, c.Seat.Name, rd, cp.last)
+	}
+	text := cp.text
+	return &parley.HistoryPage{
+		After: cp.key.after, Last: cp.last, Size: int64(len(text)), Sum: bytes.Clone(cp.sum), Full: true,
+		Stream: func(w io.Writer) error {
+			_, err := w.Write(text)
+			return err
+		},
+	}, nil
 }
+
+// AppendMessage appends one message's history block to dst: textline.AppendMessage, the one
+// rendering every edge uses (see there for the layout).
+func AppendMessage(dst []byte, m *parley.Message) []byte { return textline.AppendMessage(dst, m) }
 
 // readCount gathers, block by block, the tokens served to a seat and the part of them a
 // provider prompt cache would serve (see Stats for the model). Tokens are counted per message

@@ -25,8 +25,8 @@
 // History(after=N) is exactly the suffix of the full text and every reader of a range
 // gets identical bytes, which is what lets provider prompt caches hit.
 //
-// Locks: the Service holds four small mutexes (rate limiters, read marks, counters, the block
-// token cache). None is held while another is taken or while the store is called, so there is
+// Locks: the Service holds five small mutexes (rate limiters, read marks, counters, the block
+// token cache, the page cache). None is held while another is taken or while the store is called, so there is
 // no lock order to keep.
 package room
 
@@ -60,6 +60,9 @@ type Config struct {
 	Now        func() time.Time // nil = time.Now; tests inject a clock
 	Random     io.Reader        // nil = crypto/rand; seat tokens
 	Logger     *slog.Logger     // nil = slog.Default()
+	// HistoryCacheBytes is the budget of the cache of full history pages (pagecache.go):
+	// 0 = DefaultHistoryCacheBytes, negative = no cache.
+	HistoryCacheBytes int64
 }
 
 // Service implements parley.RoomService on a parley.Store.
@@ -78,6 +81,7 @@ type Service struct {
 	stats    statBuf
 	roster   roster // cached room policy and active seats, for posts
 	blocks   blockTokens
+	pages    pageCache     // full history pages, which never change
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 	holds    holds         // long-lived requests by seat, ended with their token (hold.go)
 }
@@ -124,6 +128,12 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 	s.limits.init(store)
 	s.reads.m = map[readKey]readMark{}
 	s.blocks.m = map[blockKey]int{}
+	switch {
+	case cfg.HistoryCacheBytes == 0:
+		s.pages.init(DefaultHistoryCacheBytes)
+	case cfg.HistoryCacheBytes > 0:
+		s.pages.init(cfg.HistoryCacheBytes)
+	}
 	return s, nil
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/convention"
 )
 
 // view is everything a page template may show.
@@ -130,13 +130,6 @@ func (h *Handler) rooms(w http.ResponseWriter, r *http.Request, u *user) error {
 	return nil
 }
 
-// reader is the caller the UI reads history as, once roomView (or Watch) has checked that the
-// signed-in caller may see the room. The service counts a seat's history reads as model input
-// (read_tokens, and the prompt-cache projection, which follows each seat's read cursor); a
-// person paging through the transcript is neither, and reading as the seat, one message per
-// call, would falsify both.
-var reader = &parley.Caller{Admin: true}
-
 // roomView loads what every tab of a room shows: that the room exists and the caller may see
 // it, and the signed-in seat's inbox.
 func (h *Handler) roomView(r *http.Request, u *user, tab string) (*view, error) {
@@ -168,29 +161,49 @@ func (h *Handler) room(w http.ResponseWriter, r *http.Request, u *user) error {
 	return nil
 }
 
-// loadTranscript fills v with the room's latest messages.
+// loadTranscript fills v with the room's latest messages, or with an earlier page of them
+// (?after=N, when N+limit is before the end), read as the signed-in caller: a seat's page view
+// counts as its read, as any other read of the room does.
 func (h *Handler) loadTranscript(r *http.Request, u *user, v *view) error {
 	ctx := r.Context()
-	// Seqs are gapless from 1, so the message count is the last seq: one cheap query
-	// instead of reading the whole history to find the end.
-	st, err := h.svc.Stats(ctx, u.caller, v.Room)
-	if err != nil {
-		return err
-	}
-	limit := int64(h.opts.TranscriptLimit)
-	after, end := max(0, st.Messages-limit), int64(-1)
-	if q := r.URL.Query().Get("after"); q != "" {
-		if n, err := strconv.ParseInt(q, 10, 64); err == nil && n >= 0 && n+limit < st.Messages {
-			after, end, v.Paged = n, n+limit, true
+	limit := h.opts.TranscriptLimit
+	var msgs []*parley.Message
+	var last int64
+	if n, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64); err == nil && n >= 0 {
+		if msgs, last, err = h.svc.Messages(ctx, u.caller, v.Room, n, limit, parley.CountRead); err != nil {
+			return err
+		}
+		if n+int64(limit) < last {
+			v.Paged = true
+		} else if from := max(0, last-int64(limit)); from < n {
+			// Not an earlier page after all: the latest are shown, and only the ones not read
+			// yet are read (and counted).
+			before, _, err := h.svc.Messages(ctx, u.caller, v.Room, from, int(n-from), parley.CountRead)
+			if err != nil {
+				return err
+			}
+			msgs = append(before, msgs...)
 		}
 	}
-	msgs, err := h.messages(ctx, v.Room, after, end)
-	if err != nil {
-		return err
+	if msgs == nil {
+		var err error
+		if msgs, last, err = h.svc.Messages(ctx, u.caller, v.Room, parley.Latest, limit, parley.CountRead); err != nil {
+			return err
+		}
 	}
-	v.Messages, v.First, v.Last, v.Earlier = msgs, after+1, after, -1
+	// The page may hold fewer than limit: at the start of the room, or when the messages
+	// are so large that a page of history text holds fewer.
+	after := last
+	if len(msgs) > 0 {
+		after = msgs[0].Seq - 1
+	}
+	v.Messages = make([]*message, len(msgs))
+	for i, m := range msgs {
+		v.Messages[i] = transcriptMessage(m)
+	}
+	v.First, v.Last, v.Earlier = after+1, after, -1
 	if after > 0 {
-		v.Earlier = max(0, after-limit)
+		v.Earlier = max(0, after-int64(limit))
 	}
 	if len(msgs) > 0 {
 		v.Last = msgs[len(msgs)-1].Seq
@@ -260,37 +273,46 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request, u *user) error {
 	return nil
 }
 
-// topics lists the topics named in the room's convention headers, most recent first. It
-// reads the history a page at a time (so memory stays bounded however large the room) and
-// takes the line after each `#<seq> ` line: the server refuses bodies with such lines, and a
-// wrong guess here would only add a link.
+// topics lists the topics of the room's convention messages, each where it was last named,
+// most recent first. It takes them from the topic the store keeps with each message: no
+// history text is rendered or parsed, and nothing is counted, since no message is shown. It
+// reads the room's latest topicScan messages a page at a time, so a page of a very long room
+// costs a bounded read; a topic not named since is still reachable by ?topic=.
 func (h *Handler) topics(r *http.Request, u *user, room string) ([]string, error) {
-	var out []string // oldest first, each topic where it was last named
-	for after := int64(0); ; {
-		hist, last, err := h.svc.History(r.Context(), reader, room, after, 0)
+	ctx := r.Context()
+	_, last, err := h.svc.Messages(ctx, u.caller, room, parley.Latest, 1, parley.NoCount)
+	if err != nil {
+		return nil, err
+	}
+	named := map[string]int64{} // topic -> the last seq naming it
+	for after := max(0, last-topicScan); after < last; {
+		msgs, _, err := h.svc.Messages(ctx, u.caller, room, after, topicPage, parley.NoCount)
 		if err != nil {
 			return nil, err
 		}
-		if last <= after {
+		if len(msgs) == 0 {
 			break
 		}
-		after = last
-		lines := strings.Split(string(hist), "\n")
-		for i := 0; i+1 < len(lines); i++ {
-			l := lines[i]
-			if len(l) < 2 || l[0] != '#' || l[1] < '0' || l[1] > '9' || !convention.Looks(lines[i+1]) {
-				continue
-			}
-			m, _ := convention.Parse(lines[i+1])
-			if t := m.Header.Topic; t != "" {
-				out = slices.DeleteFunc(out, func(s string) bool { return s == t })
-				out = append(out, t)
+		for _, m := range msgs {
+			if m.Topic != "" && m.Format == parley.FormatConvention {
+				named[m.Topic] = m.Seq
 			}
 		}
+		after = msgs[len(msgs)-1].Seq
 	}
-	slices.Reverse(out)
+	out := make([]string, 0, len(named))
+	for t := range named {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(named[b], named[a]) })
 	return out, nil
 }
+
+// topicPage and topicScan bound topics: the messages read at a time, and in all.
+const (
+	topicPage = 500
+	topicScan = 20000
+)
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request, u *user) error {
 	v, err := h.roomView(r, u, "stats")

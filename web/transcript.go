@@ -9,20 +9,19 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/internal/sse"
 	"github.com/parleyhq/parley/internal/textline"
 )
 
-// message is one history entry as the transcript shows it.
+// message is one stored message as the transcript shows it.
 type message struct {
 	Seq      int64
 	Seat     string
 	Time     string // as history writes it
-	DateTime string // RFC 3339 for <time datetime>, "" when the time did not parse
+	DateTime string // RFC 3339 for <time datetime>
 	Shown    string // the time for people: 30 Nov 09:33:48 UTC
-	Tokens   int    // -1 when unknown
+	Tokens   int    // as the server counted the body when it was posted
 
 	Convention bool
 	Intent     string
@@ -42,60 +41,24 @@ type line struct {
 	Kind  string // the reserved word, "fact", or "text"
 }
 
-// messages returns the room's messages with after < seq <= last (last < 0: to the end).
-// It reads them one at a time because only the service knows where one message's history
-// text ends: splitting a longer text on "#<seq>" lines would let a body that imitates a
-// header pass for another seat's message.
-//
-// Callers must have checked that the signed-in caller may see room: it reads as reader.
-func (h *Handler) messages(ctx context.Context, room string, after, last int64) ([]*message, error) {
-	var out []*message
-	for last < 0 || after < last {
-		chunk, seq, err := h.svc.History(ctx, reader, room, after, 1)
-		if err != nil {
-			return nil, err
-		}
-		if seq <= after {
-			break
-		}
-		out = append(out, h.parseEntry(chunk, seq))
-		after = seq
+// transcriptMessage is one stored message as the transcript shows it: the body's lines as
+// history shows them (package textline: a character that could end a line elsewhere, stored
+// before the line rules, is shown escaped), its notes, and the token count the server stored
+// for it when it was posted.
+func transcriptMessage(sm *parley.Message) *message {
+	t := sm.Time.UTC()
+	m := &message{
+		Seq: sm.Seq, Seat: sm.Seat, Tokens: sm.Tokens,
+		Time:     t.Format(textline.TimeFormat),
+		DateTime: t.Format(time.RFC3339),
+		Shown:    t.Format("2 Jan 15:04:05 UTC"),
 	}
-	return out, nil
-}
-
-// parseEntry reads one message's history text:
-//
-//	#<seq> <seat> <time>
-//	<body>
-//	! <note>…
-func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
-	// Lines as every edge splits them (package textline): history from this server needs no
-	// change, and a character that could end a line elsewhere is shown escaped.
-	split := textline.Split(strings.TrimRight(string(chunk), "\n"))
-	head, rest := split[0], split[1:]
-	m := &message{Seq: seq, Tokens: -1}
-	if f := strings.Fields(head); len(f) >= 3 && f[0] == "#"+strconv.FormatInt(seq, 10) {
-		m.Seat, m.Time = f[1], f[2]
-		if t, ok := parseTime(f[2]); ok {
-			m.DateTime = t.Format(time.RFC3339)
-			m.Shown = t.Format("2 Jan 15:04:05 UTC")
-		}
+	var note []byte
+	for _, n := range sm.Notes {
+		note = textline.AppendNote(note[:0], n)
+		m.Notes = append(m.Notes, strings.TrimPrefix(string(note), "! "))
 	}
-	lines := rest
-	// The server's notes are the trailing "! " lines; they are not part of the body.
-	end := len(lines)
-	for end > 0 && strings.HasPrefix(lines[end-1], "! ") {
-		end--
-	}
-	for _, n := range lines[end:] {
-		m.Notes = append(m.Notes, strings.TrimPrefix(n, "! "))
-	}
-	body := strings.Join(lines[:end], "\n")
-	if h.count != nil {
-		// The body as posted, with the newline history adds: what the server counted.
-		m.Tokens = h.count(body + "\n")
-	}
+	body := strings.TrimRight(string(textline.AppendBody(nil, sm.Body)), "\n")
 	if convention.Looks(body) {
 		cm, _ := convention.Parse(body)
 		m.Convention = true
@@ -112,30 +75,14 @@ func (h *Handler) parseEntry(chunk []byte, seq int64) *message {
 		}
 		return m
 	}
-	for _, l := range lines[:end] {
+	for _, l := range strings.Split(body, "\n") {
 		m.Lines = append(m.Lines, line{Text: l, Kind: "text"})
 	}
 	return m
 }
 
-// parseTime reads the times history may carry.
-func parseTime(s string) (time.Time, bool) {
-	for _, layout := range []string{"20060102T150405Z", "20060102T1504Z", time.RFC3339Nano} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// tokenCounter counts with o200k_base, as the server does; nil if the tokenizer is missing.
-func tokenCounter() func(string) int {
-	enc, err := bpe.Get("o200k_base")
-	if err != nil {
-		return nil
-	}
-	return enc.Count
-}
+// eventBatch is how many messages the live stream reads from the store at a time.
+const eventBatch = 100
 
 // events streams a room's new messages to the room page's script as Server-Sent Events,
 // authenticated by the session cookie. Each event is one message, already rendered by the
@@ -203,8 +150,10 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(h.opts.Heartbeat)
 	defer tick.Stop()
+	var buf bytes.Buffer
 	for {
-		msgs, err := h.messages(ctx, room, cursor, -1)
+		// One store read per batch, one event per message.
+		msgs, last, err := h.svc.Messages(ctx, u.caller, room, cursor, eventBatch, parley.CountRead)
 		if parley.ErrorCode(err) == parley.EUNAUTHORIZED {
 			h.endSession(u.sid)
 			sw.Farewell(err)
@@ -216,16 +165,22 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		for _, m := range msgs {
-			var buf bytes.Buffer
-			if err := h.msgTpl.ExecuteTemplate(&buf, "message", m); err != nil {
+		for _, sm := range msgs {
+			if sm.Seq <= cursor {
+				continue
+			}
+			buf.Reset()
+			if err := h.msgTpl.ExecuteTemplate(&buf, "message", transcriptMessage(sm)); err != nil {
 				h.log.Error("web: render message", "err", err)
 				return
 			}
-			if !send(sseEvent(m.Seq, buf.Bytes())) {
+			if !send(sseEvent(sm.Seq, buf.Bytes())) {
 				return
 			}
-			cursor = m.Seq
+			cursor = sm.Seq
+		}
+		if len(msgs) > 0 && cursor < last {
+			continue // more to catch up on
 		}
 		select {
 		case <-ctx.Done():

@@ -74,7 +74,6 @@ type Handler struct {
 	pages  map[string]*template.Template
 	msgTpl *template.Template
 	mux    *http.ServeMux
-	count  func(string) int
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -109,7 +108,6 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 		log:      logger,
 		opts:     opts,
 		sessions: map[string]*session{},
-		count:    tokenCounter(),
 	}
 	h.parseTemplates()
 

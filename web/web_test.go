@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/storecount"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 	"github.com/parleyhq/parley/web"
@@ -26,6 +27,8 @@ const adminToken = "admin-token-for-web-tests-0123456789"
 // fixture is the web UI over a real room service on a real SQLite file, on 127.0.0.1.
 type fixture struct {
 	svc    *room.Service
+	raw    *sqlite.Store     // the store itself
+	count  *storecount.Store // the store as the service sees it: calls counted
 	admin  *parley.Caller
 	tokens map[string]string
 	url    string
@@ -39,7 +42,8 @@ func newFixture(t *testing.T, opts web.Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc, err := room.New(store, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	count := storecount.New(store)
+	svc, err := room.New(count, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +51,7 @@ func newFixture(t *testing.T, opts web.Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{svc: svc, admin: admin, tokens: map[string]string{}}
+	f := &fixture{svc: svc, raw: store, count: count, admin: admin, tokens: map[string]string{}}
 	for _, r := range []string{"limiter", "other"} {
 		if _, err := svc.CreateRoom(ctx, admin, r, nil); err != nil {
 			t.Fatal(err)

@@ -24,8 +24,16 @@ committed with synchronous=FULL on SQLite) before its seat sends the next.
 Reported: durable posts per second and post latency percentiles (p50, p95, p99, max) over
 the posting phases, and per phase; a full history read of the first room (as a seat, median
 of 5) when 1k, 5k and 10k messages are posted and at the end, with its cost per byte
-returned, which should stay flat as the room grows; and memory (heap in use after the run, bytes and allocations per post; the client's side is
+returned, which should stay flat as the room grows (once the room holds more than a page of
+1,000 messages, that first page is full and its repeats are served from the page cache); and
+memory (heap in use after the run, bytes and allocations per post; the client's side is
 included, since it runs in the same process).
+
+Then two more rooms are stored directly (not posted): one of 500 messages on one topic, and
+one of --state-messages where the same 500 are on that topic and the rest on others. Reported:
+the state record of that topic in each (median of 5), and every full history page of the
+large room read twice over HTTP, first from the store, then from the cache of full pages, in
+MiB/s.
 
 The machine's other load counts: run it more than once and quote the median.`
 
@@ -42,6 +50,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	seats := fs.Int("seats", 20, "seats posting at once")
 	rooms := fs.Int("rooms", 1, "rooms to spread the seats over (rooms are independent: each has its own seq)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
+	stateMessages := fs.Int("state-messages", bench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	rest, err := parseFlags(fs, args)
@@ -59,6 +68,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	}
 	if *messages < 1 {
 		return usageErrorf("--messages must be at least 1, not %d", *messages)
+	}
+	if *stateMessages < 500 || *stateMessages > 1000000 {
+		return usageErrorf("--state-messages must be 500..1000000, not %d", *stateMessages)
 	}
 
 	kind, target := "sqlite", ""
@@ -91,7 +103,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages})
+	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -127,5 +139,9 @@ func benchServerText(r *bench.ServerLoadResult) string {
 		fmt.Fprintf(tw, "%d msgs\t%d\t%.1f\t%.1f\t%.1f\t\n", rc.Messages, rc.Bytes, rc.MS, rc.NSPerByte, rc.BytesPerSecMB)
 	}
 	tw.Flush()
+	fmt.Fprintf(&b, "\nhistory pages  %d full pages of %d messages: %.1f MiB/s from the store, %.1f MiB/s cached\n",
+		r.HistoryPages, 1000, r.HistoryColdMBPerS, r.HistoryCachedMBPerS)
+	fmt.Fprintf(&b, "state          one topic of 500 messages: %.1f ms in a room of 500, %.1f ms in a room of %d\n",
+		r.StateMSSmallRoom, r.StateMSLargeRoom, r.StateRoomMessages)
 	return b.String()
 }

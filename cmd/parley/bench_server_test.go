@@ -14,21 +14,22 @@ import (
 // acknowledged and that each figure is there and plausible.
 func TestBenchServer(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "load.db")
-	code, out, errOut := benchCLI(t, "bench", "server", "--db", db, "--seats", "4", "--messages", "120", "--json")
+	code, out, errOut := benchCLI(t, "bench", "server", "--db", db, "--seats", "4", "--messages", "120", "--state-messages", "2000", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	checkLoad(t, out, "sqlite", 4, 120)
 
-	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20")
-	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") {
+	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20", "--state-messages", "500")
+	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") ||
+		!strings.Contains(out, "in a room of 500") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
 
 func TestBenchServerPostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	code, out, errOut := benchCLI(t, "bench", "server", "--db", dsn, "--seats", "4", "--messages", "60", "--json")
+	code, out, errOut := benchCLI(t, "bench", "server", "--db", dsn, "--seats", "4", "--messages", "60", "--state-messages", "2000", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -53,10 +54,18 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	if r.Memory.TotalAllocPerPost <= 0 || r.Memory.HeapInUseMB <= 0 {
 		t.Errorf("memory %+v", r.Memory)
 	}
+	// Two full pages of the 2,000-message state room, cold and cached; the state of one topic
+	// in both state rooms.
+	if r.HistoryPages != 2 || r.HistoryColdMBPerS <= 0 || r.HistoryCachedMBPerS <= r.HistoryColdMBPerS {
+		t.Errorf("history pages %d: cold %.1f MiB/s, cached %.1f MiB/s", r.HistoryPages, r.HistoryColdMBPerS, r.HistoryCachedMBPerS)
+	}
+	if r.StateRoomMessages != 2000 || r.StateMSSmallRoom <= 0 || r.StateMSLargeRoom <= 0 {
+		t.Errorf("state: %d messages, %.1f ms small, %.1f ms large", r.StateRoomMessages, r.StateMSSmallRoom, r.StateMSLargeRoom)
+	}
 }
 
 func TestBenchServerUsage(t *testing.T) {
-	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--db", "mysql://x"}, {"extra"}} {
+	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}} {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}

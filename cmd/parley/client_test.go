@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
@@ -83,7 +84,12 @@ func TestClientErrors(t *testing.T) {
 }
 
 func TestFollowReadsEvents(t *testing.T) {
-	msgs := []string{"#1 lead 20260919T1200Z\nv1 note x to all n=1\nfact\n\n", "#2 yu 20260919T1201Z\nv1 note x to all n=1\nmore\n! note\n\n"}
+	at := time.Date(2026, 9, 19, 12, 0, 0, 0, time.UTC)
+	stored := []*parley.Message{
+		{Room: "team", Seq: 1, Seat: "lead", Time: at, Body: "v1 note x to all n=1\nfact\n"},
+		{Room: "team", Seq: 2, Seat: "yu", Time: at.Add(time.Minute), Body: "v1 note x to all n=1\nmore\n", Notes: []string{"! note"}},
+	}
+	msgs := []string{"#1 lead 20260919T120000Z\nv1 note x to all n=1\nfact\n\n", "#2 yu 20260919T120100Z\nv1 note x to all n=1\nmore\n! note\n\n"}
 	svc := &mock.RoomService{}
 	svc.HoldFn = func(ctx context.Context, c *parley.Caller) (context.Context, context.CancelFunc, error) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -92,11 +98,8 @@ func TestFollowReadsEvents(t *testing.T) {
 	svc.WatchFn = func(ctx context.Context, c *parley.Caller, room string) (<-chan int64, error) {
 		return make(chan int64), nil
 	}
-	svc.HistoryFn = func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) ([]byte, int64, error) {
-		if after >= int64(len(msgs)) {
-			return nil, after, nil
-		}
-		return []byte(msgs[after]), after + 1, nil
+	svc.MessagesFn = func(ctx context.Context, c *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error) {
+		return stored[min(after, 2):min(after+int64(limit), 2)], 2, nil
 	}
 	url := fakeRoomServer(t, svc)
 	ctx, cancel := context.WithCancel(t.Context())

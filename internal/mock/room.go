@@ -25,6 +25,7 @@ type RoomService struct {
 	PostFn         func(ctx context.Context, c *parley.Caller, room string, body []byte, idempotencyKey string) (*parley.PostResult, error)
 	HistoryFn      func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) ([]byte, int64, error)
 	HistoryPageFn  func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error)
+	MessagesFn     func(ctx context.Context, c *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error)
 	InboxFn        func(ctx context.Context, c *parley.Caller, room string) (*parley.Inbox, error)
 	StateFn        func(ctx context.Context, c *parley.Caller, room, topic string) (*parley.StateRecord, error)
 	PostRunFn      func(ctx context.Context, c *parley.Caller, room string, contentType string, body []byte, id string) (*parley.Run, error)
@@ -118,6 +119,13 @@ func (s *RoomService) HistoryPage(ctx context.Context, c *parley.Caller, room st
 		unset("HistoryPage")
 	}
 	return s.HistoryPageFn(ctx, c, room, after, limit)
+}
+
+func (s *RoomService) Messages(ctx context.Context, c *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error) {
+	if s.MessagesFn == nil {
+		unset("Messages")
+	}
+	return s.MessagesFn(ctx, c, room, after, limit, count)
 }
 
 func (s *RoomService) Inbox(ctx context.Context, c *parley.Caller, room string) (*parley.Inbox, error) {

@@ -53,6 +53,7 @@ var Cases = []struct {
 	{"Diagnostics", testDiagnostics},
 	{"MoreDiagnostics", testMoreDiagnostics},
 	{"HistorySuffix", testHistorySuffix},
+	{"Messages", testMessages},
 	{"HistoryLimitAndEmpty", testHistoryLimitAndEmpty},
 	{"HistoryPage", testHistoryPage},
 	{"HistoryAccess", testHistoryAccess},
@@ -816,5 +817,56 @@ func testAACPAndLenient(t *testing.T, e Env) {
 	res = post(t, e, loose["a"], "loose", "the limiter is merged\n")
 	if len(res.Warnings) != 1 || res.Warnings[0].Code != "plain-text" {
 		t.Errorf("lenient plain text warnings: %+v", res.Warnings)
+	}
+}
+
+// testMessages: structured reads hold the same messages, seat, notes and tokens as the history
+// text of the same range, say the room's last seq, page like history, give the latest page for
+// parley.Latest, and keep other rooms' seats out.
+func testMessages(t *testing.T, e Env) {
+	ctx := t.Context()
+	seats, _ := room(t, e, "r", &parley.Policy{SeatBurst: 1000}, "a", "b")
+	others, _ := room(t, e, "o", nil, "x")
+	var posted []*parley.PostResult
+	for i := range 7 {
+		c := seats["a"]
+		if i%2 == 1 {
+			c = seats["b"]
+		}
+		posted = append(posted, post(t, e, c, "r", note(i)))
+	}
+	msgs, last, err := e.Svc.Messages(ctx, seats["a"], "r", 2, 3, parley.CountRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != 7 || len(msgs) != 3 || msgs[0].Seq != 3 || msgs[2].Seq != 5 {
+		t.Fatalf("after 2, limit 3: last %d and %d messages from #%d", last, len(msgs), msgs[0].Seq)
+	}
+	text, _, err := e.Svc.History(ctx, seats["a"], "r", 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "#%d %s %s\n%s\n", m.Seq, m.Seat, m.Time.UTC().Format("20060102T150405Z"), m.Body)
+		if m.Tokens != posted[m.Seq-1].Tokens {
+			t.Errorf("#%d: %d tokens, the post was told %d", m.Seq, m.Tokens, posted[m.Seq-1].Tokens)
+		}
+		if want := fmt.Sprintf("fact number %d", m.Seq-1); !strings.Contains(m.Body, want) {
+			t.Errorf("#%d: body %q lacks %q", m.Seq, m.Body, want)
+		}
+	}
+	if b.String() != string(text) {
+		t.Errorf("the messages do not render as history:\n%s\nhistory:\n%s", b.String(), text)
+	}
+	latest, last, err := e.Svc.Messages(ctx, seats["b"], "r", parley.Latest, 2, parley.CountRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != 7 || len(latest) != 2 || latest[0].Seq != 6 || latest[1].Seq != 7 {
+		t.Errorf("latest 2: last %d, %d messages", last, len(latest))
+	}
+	if _, _, err := e.Svc.Messages(ctx, others["x"], "r", 0, 0, parley.CountRead); code(t, err) != parley.EFORBIDDEN {
+		t.Errorf("another room's seat reads messages: %v", err)
 	}
 }
