@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/parleyhq/parley/bench"
+	"github.com/parleyhq/parley/loadbench"
 )
 
 const benchServerDescription = `
@@ -50,7 +50,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	seats := fs.Int("seats", 20, "seats posting at once")
 	rooms := fs.Int("rooms", 1, "rooms to spread the seats over (rooms are independent: each has its own seq)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
-	stateMessages := fs.Int("state-messages", bench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
+	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	rest, err := parseFlags(fs, args)
@@ -103,7 +103,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := bench.ServerLoad(ctx, bench.ServerLoadConfig{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages})
+	res, err := loadbench.Run(ctx, loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -122,7 +122,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func benchServerText(r *bench.ServerLoadResult) string {
+func benchServerText(r *loadbench.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "parley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d\n\n",
 		r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS)

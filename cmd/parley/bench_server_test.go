@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parleyhq/parley/bench"
 	"github.com/parleyhq/parley/internal/pgtest"
+	"github.com/parleyhq/parley/loadbench"
 )
 
 // TestBenchServer runs a small load on a SQLite file and checks that every post was
@@ -38,7 +38,7 @@ func TestBenchServerPostgres(t *testing.T) {
 
 func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	t.Helper()
-	var r bench.ServerLoadResult
+	var r loadbench.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}

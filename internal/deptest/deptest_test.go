@@ -10,7 +10,7 @@ import (
 const module = "github.com/parleyhq/parley"
 
 // libraries know nothing of the server.
-var libraries = []string{"bpe", "convention", "aacp", "a2c", "a2c/optimize", "trace", "toon", "figure", "diag"}
+var libraries = []string{"bpe", "convention", "aacp", "a2c", "a2c/optimize", "trace", "toon", "figure", "diag", "bench"}
 
 // server are the server's packages: the root package (the domain types every server part
 // shares), the service, the stores, the edges and the test servers. Any package that imports

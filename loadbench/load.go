@@ -1,4 +1,4 @@
-package bench
+package loadbench
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 	"github.com/parleyhq/parley/room"
 )
 
-// ServerLoadConfig configures ServerLoad.
-type ServerLoadConfig struct {
+// Config configures Run.
+type Config struct {
 	Store    parley.Store // the store under test, opened (and closed) by the caller
 	StoreKey string       // names the store in the results ("sqlite", "postgres")
 	Seats    int          // seats posting at once; 0 = 20
@@ -42,8 +42,8 @@ type ServerLoadConfig struct {
 	StateMessages int
 }
 
-// ServerLoadResult is what ServerLoad measured. Durations are in milliseconds.
-type ServerLoadResult struct {
+// Result is what Run measured. Durations are in milliseconds.
+type Result struct {
 	Store          string      `json:"store"`
 	Seats          int         `json:"seats"`
 	Rooms          int         `json:"rooms"`
@@ -105,12 +105,12 @@ type MemoryUse struct {
 	NumGC             uint32  `json:"num_gc"`
 }
 
-// ServerLoad serves the real room service on cfg.Store through the real HTTP handler on a
+// Run serves the real room service on cfg.Store through the real HTTP handler on a
 // loopback listener, creates a room with its caps raised out of reach and cfg.Seats seats,
 // and has the seats post cfg.Messages unique, valid convention messages at once, each
 // acknowledged durably (201) before the seat sends its next. It pauses at each ReadAt size to
 // time full history reads.
-func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, error) {
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server load: no store")
 	}
@@ -188,7 +188,7 @@ func ServerLoad(ctx context.Context, cfg ServerLoadConfig) (*ServerLoadResult, e
 		as[i] = c.WithToken(token)
 	}
 
-	res := &ServerLoadResult{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	res := &Result{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	latencies := make([]time.Duration, 0, cfg.Messages)
 	var (
 		mu       sync.Mutex
