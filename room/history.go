@@ -35,10 +35,17 @@ func (s *Service) History(ctx context.Context, c *parley.Caller, room string, af
 	return buf.Bytes(), p.Last, nil
 }
 
-// pageChunk is how many messages a page reads from the store at a time: with the largest
-// messages a policy allows (1 MiB) that is a few MiB in memory per reader, whatever the room's
-// size.
-const pageChunk = 8
+// chunkBytes bounds what a page holds in memory at a time: it reads from the store as many
+// messages as the room's largest allowed message fits this many times (8 to 256 messages: 64
+// with the default 64 KiB cap, 8 with the largest cap a policy allows, 1 MiB), so a reader
+// holds a few MiB whatever the room's size, and a page of small messages costs a handful of
+// queries rather than one per 8 messages.
+const chunkBytes = 4 << 20
+
+// pageChunk is how many messages a page reads from the store at a time under policy p.
+func pageChunk(p parley.Policy) int {
+	return min(max(chunkBytes/max(p.WithDefaults().MaxMessageBytes, 1), 8), 256)
+}
 
 // HistoryPage plans one page of history in a first pass over the store, a chunk of messages
 // at a time, keeping only its length, hash and bounds (and counting the read for the caller's
@@ -60,9 +67,11 @@ func (s *Service) HistoryPage(ctx context.Context, c *parley.Caller, room string
 	if cp := s.pages.get(key); cp != nil {
 		return s.cachedPage(ctx, c, cp)
 	}
-	if _, err := s.room(ctx, room); err != nil {
+	r, err := s.room(ctx, room)
+	if err != nil {
 		return nil, err
 	}
+	chunk := pageChunk(r.Policy)
 	var rd *readCount
 	if c.Seat != nil {
 		rd = s.startRead(room, c.Seat.Name, after)
@@ -73,7 +82,7 @@ func (s *Service) HistoryPage(ctx context.Context, c *parley.Caller, room string
 	n := 0
 fill:
 	for n < limit {
-		want := min(pageChunk, limit-n)
+		want := min(chunk, limit-n)
 		msgs, err := s.store.Messages(ctx, room, p.Last, want)
 		if err != nil {
 			return nil, s.readFailed(ctx, "history", err)
@@ -125,7 +134,7 @@ fill:
 		}
 		var block []byte
 		for at := after; at < last; {
-			msgs, err := s.store.Messages(ctx, room, at, int(min(pageChunk, last-at)))
+			msgs, err := s.store.Messages(ctx, room, at, int(min(int64(chunk), last-at)))
 			if err != nil {
 				return s.internal(ctx, "history", err)
 			}
