@@ -84,6 +84,47 @@ type session struct {
 	token    string // the seat or admin token, only ever held here
 	csrf     string
 	lastSeen time.Time
+	flash    *flash // a refused post, shown once by the room page it redirected to
+}
+
+// flash is a refused post kept for the page after the redirect (POST/redirect/GET): the draft
+// and why it was refused. It is kept in the session on the server, never in a cookie or URL,
+// read once, and dropped after flashTTL.
+type flash struct {
+	room        string
+	draft       string
+	err, hint   string
+	diagnostics []parley.Diagnostic
+	at          time.Time
+}
+
+// flashTTL bounds how long a refused post waits for the page that shows it.
+const flashTTL = 5 * time.Minute
+
+// setFlash keeps f for the session's next view of f.room.
+func (h *Handler) setFlash(sid string, f *flash) {
+	h.mu.Lock()
+	if s, ok := h.sessions[sid]; ok {
+		s.flash = f
+	}
+	h.mu.Unlock()
+}
+
+// takeFlash returns and forgets the session's refused post for room, if one is waiting and
+// fresh.
+func (h *Handler) takeFlash(sid, room string) *flash {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[sid]
+	if !ok || s.flash == nil || s.flash.room != room {
+		return nil
+	}
+	f := s.flash
+	s.flash = nil
+	if h.opts.Now().Sub(f.at) > flashTTL {
+		return nil
+	}
+	return f
 }
 
 // NewHandler returns the web UI over svc. logger may be nil.
