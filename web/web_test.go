@@ -36,6 +36,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts web.Options) *fixture {
 	t.Helper()
+	return newFixtureRepo(t, opts, "")
+}
+
+// newFixtureRepo is newFixture with gitRepo as the repository `ev commit` lines are checked
+// against.
+func newFixtureRepo(t *testing.T, opts web.Options, gitRepo string) *fixture {
+	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
@@ -43,7 +50,7 @@ func newFixture(t *testing.T, opts web.Options) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	count := storecount.New(store)
-	svc, err := room.New(count, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := room.New(count, room.Config{AdminToken: adminToken, GitRepo: gitRepo, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
