@@ -14,6 +14,15 @@
 // state-changing form carries the session's CSRF token, and cross-origin browser POSTs are
 // refused outright (net/http's CrossOriginProtection), which also covers the sign-in form.
 // Message text is data: every byte of it goes through html/template's escaping.
+//
+// A refused post (the convention's findings, a rate limit, a full disk) redirects back to the
+// room (303, POST/redirect/GET), so a reload never posts again; the draft and the refusal wait
+// in the session on the server, shown once by the next view of that room.
+//
+// Meaning is never colour alone: modality lines and evidence verdicts carry their word, and
+// verdicts a symbol (✓ verified, ? unverified or unproven, ✗ failed) and a class
+// (verdict-verified, verdict-unverified, verdict-failed). Every time is written one way, ISO
+// basic UTC to the second as history writes it, in a <time> whose title is the long form.
 package web
 
 import (
