@@ -475,7 +475,7 @@ func edgeServer(tb testing.TB) *servertest.Server {
 	return &servertest.Server{Name: "edges", URL: "http://" + ln.Addr().String(), Admin: admin}
 }
 
-var noteLine = regexp.MustCompile(`<li><span class="mod">server</span> `)
+var noteLine = regexp.MustCompile(`<li class="note[^"]*" title="server note">`)
 
 // FuzzLineEdges posts arbitrary bodies to the real service and checks, for every body it
 // accepts, that each rendering of the message (history text, its SSE event, the web
