@@ -327,7 +327,7 @@ func checkTranscript(t *testing.T, edge, html string, n int) {
 			t.Errorf("%s: a message shows as seat %q", edge, s[1])
 		}
 	}
-	if strings.Contains(html, `aria-label="Server notes"`) || strings.Contains(html, `<span class="mod">server</span>`) {
+	if strings.Contains(html, `aria-label="Server notes"`) || strings.Contains(html, `title="server note"`) {
 		t.Errorf("%s: shows a server note nobody earned", edge)
 	}
 }
