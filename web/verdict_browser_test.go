@@ -132,6 +132,20 @@ func TestBrowserVerdictsAndWidths(t *testing.T) {
 		t.Errorf("%s evidence notes without a verdict class", n)
 	}
 
+	// A refused post in the browser: back on the room page (not on …/post, so a reload does
+	// not post again), the refusal shown, the draft kept in the textarea.
+	step("refused post",
+		chromedp.SetValue("#body", "v1 answer limiter to lead re 1 n=3\noutcome accepted\n"),
+		chromedp.Submit("#body"),
+		chromedp.WaitVisible("#post-h ~ .error"),
+	)
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.HasSuffix(strings.SplitN(loc, "#", 2)[0], "/rooms/limiter") {
+		t.Errorf("after a refused post the browser is at %q", loc)
+	}
+	if draft := eval(`document.getElementById("body").value`); !strings.Contains(draft, "outcome accepted") {
+		t.Errorf("the draft was not kept: %q", draft)
+	}
+
 	// The State tab: done items carry the same classes.
 	step("state", chromedp.Navigate(f.url+"/rooms/limiter/state"), chromedp.WaitVisible("#st-limiter"))
 	state := eval(`Array.from(document.querySelectorAll(".state .verdict")).map(v =>
