@@ -160,7 +160,7 @@ func TestAskDueAtZeroTimeLapses(t *testing.T) {
 func TestStateJSONBounded(t *testing.T) {
 	bothStores(t, func(t *testing.T, srv *servertest.Server, tok map[string]string) {
 		for i := range 300 {
-			body := fmt.Sprintf("v1 decide big to all n=1\nrec option %d %s\n", i, strings.Repeat("word ", 150))
+			body := fmt.Sprintf("v1 decide big to all n=1\noutcome option %d %s\n", i, strings.Repeat("word ", 150))
 			if r := srv.Call(t, "POST", "/v1/rooms/h/messages", tok["a"], []byte(body)); r.Status != 201 {
 				t.Fatalf("post %d: %s", i, r)
 			}

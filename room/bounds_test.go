@@ -268,7 +268,7 @@ func TestStateJSONBounded(t *testing.T) {
 	f := MustFixture(t, "")
 	f.MustRoom("r", bigPolicy(), "a", "b")
 	for i := range 200 {
-		f.MustPost([]string{"r/a", "r/b"}[i%2], fmt.Sprintf("v1 decide plan to all n=2\nrec option %d %s\ncost %d %s\n", i, strings.Repeat("long words ", 60), i, strings.Repeat("z", 2000)))
+		f.MustPost([]string{"r/a", "r/b"}[i%2], fmt.Sprintf("v1 decide plan to all n=2\noutcome option %d %s\ncost %d %s\n", i, strings.Repeat("long words ", 60), i, strings.Repeat("z", 2000)))
 	}
 	rec, err := f.Svc.State(t.Context(), f.Seats["r/a"], "r", "plan")
 	if err != nil {
@@ -280,7 +280,7 @@ func TestStateJSONBounded(t *testing.T) {
 	}
 	newest := false
 	for _, d := range rec.Decisions {
-		newest = newest || strings.HasPrefix(d.Text, "rec option 199 ")
+		newest = newest || strings.HasPrefix(d.Text, "outcome option 199 ")
 		if d.Seq < 150 {
 			t.Fatalf("decision of #%d kept while newer ones were dropped", d.Seq)
 		}

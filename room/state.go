@@ -17,11 +17,12 @@ import (
 // What goes where:
 //
 //   - open asks: the topic's asks still open, with addressee, time, default and decider;
-//   - decisions: every fact line of a `decide` message; the fact lines of an answer that
-//     closed an ask, when the answering seat is the ask's decider (or, with no decider, its
-//     addressee); and every default the server applied when an ask lapsed. A `rec` is never a
-//     decision: a recommendation read as a decision taken is the costliest misreading the study
-//     found;
+//   - decisions: the lines of a `decide` message, and of an answer that closed an ask when the
+//     answering seat is the ask's decider (or, with no decider, its addressee); and every
+//     default the server applied when an ask lapsed. Lines that say what someone intends,
+//     proposes or did (plan, rec, todo, done, ev, claim, ask, block, opt, risk, mit, unknown:
+//     notDecision) are never decisions: a recommendation or a plan read as a decision taken is
+//     the costliest misreading the study found;
 //   - done: every done line with its evidence verdict, as frozen in its message's notes;
 //   - claims: every claim line, and every done whose evidence is not verified;
 //   - todos and blocks: those of each seat's latest report on the topic: its latest message
@@ -140,7 +141,7 @@ func buildState(room, topic string, msgs iter.Seq[*parley.Message], asks []*parl
 					rec.Decisions = append(rec.Decisions, item(fmt.Sprintf("re #%d %s", m.Re, l.Raw)))
 				}
 				continue
-			case decisive:
+			case decisive && !notDecision[l.Word]:
 				rec.Decisions = append(rec.Decisions, item(l.Raw))
 			}
 			switch l.Word {
@@ -178,6 +179,15 @@ func buildState(room, topic string, msgs iter.Seq[*parley.Message], asks []*parl
 		}
 	}
 	return rec
+}
+
+// notDecision are the line words that never state a decision, even in a `decide` message or
+// in the decider's answer: a plan, a recommendation, work done or to do, a claim and its
+// evidence, a new ask, a block, options and risks say what someone intends, proposes or did,
+// not what was settled.
+var notDecision = map[string]bool{
+	"plan": true, "rec": true, "todo": true, "done": true, "ev": true, "claim": true,
+	"ask": true, "block": true, "opt": true, "risk": true, "mit": true, "unknown": true,
 }
 
 // decidedBy reports whether seat's answer to a settles it: seat is the ask's decider (the

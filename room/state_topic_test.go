@@ -38,7 +38,7 @@ func TestStateByTopicSameRecord(t *testing.T) {
 		step()
 	}
 	for i := range 120 { // the big topic, interleaved with the others
-		f.MustPost([]string{"r/lead", "r/builder"}[i%2], fmt.Sprintf("v1 decide plan to all n=2\nrec option %d %s\ncost %d %s\n",
+		f.MustPost([]string{"r/lead", "r/builder"}[i%2], fmt.Sprintf("v1 decide plan to all n=2\noutcome option %d %s\ncost %d %s\n",
 			i, strings.Repeat("long words ", 40), i, strings.Repeat("z", 1500)))
 		if i%30 == 7 {
 			f.MustPost("r/ops", fmt.Sprintf("v1 note auth to all n=1\nfact ops note %d\n", i))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/evidence"
+	"github.com/parleyhq/parley/internal/textline"
 )
 
 // view is everything a page template may show.
@@ -64,8 +68,21 @@ var funcs = template.FuncMap{
 	},
 	"join": strings.Join,
 	"has":  strings.Contains,
-	"iso":  func(t time.Time) string { return t.UTC().Format("20060102T1504Z") },
-	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
+	// One time format in the UI: ISO basic UTC to the second, as history writes message
+	// times, with the long form in a tooltip and RFC 3339 for <time datetime>.
+	"iso":  func(t any) string { return isoTime(t) },
+	"long": func(t any) string { return longTime(t) },
+	"rfc":  func(t any) string { return rfcTime(t) },
+	// mentions reports whether text already names t (to the minute or the second), so a time
+	// the line itself writes is not shown twice.
+	"mentions": mentionsTime,
+	// verdict is the class word of an evidence verdict: verified, unverified, failed.
+	"verdict": verdictClass,
+	// vword is the verdict's status word as written (unproven stays unproven); vdetail what
+	// follows it.
+	"vword":   func(text string) string { w, _ := verdictParts(text); return w },
+	"vdetail": func(text string) string { _, d := verdictParts(text); return d },
+	"pct":     func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
 	"num": func(n any) string {
 		switch v := n.(type) {
 		case int:
@@ -78,6 +95,87 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(n)
 	},
 }
+
+// asTime accepts a time.Time or a *time.Time (nil: the zero time, ok false).
+func asTime(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC(), true
+	case *time.Time:
+		if t != nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func isoTime(v any) string {
+	t, ok := asTime(v)
+	if !ok {
+		return ""
+	}
+	return t.Format(textline.TimeFormat)
+}
+
+// longFormat is the tooltip form of a time: Tuesday 1 December 2026, 16:57:03 UTC.
+const longFormat = "Monday 2 January 2006, 15:04:05 UTC"
+
+func longTime(v any) string {
+	t, ok := asTime(v)
+	if !ok {
+		return ""
+	}
+	return t.Format(longFormat)
+}
+
+func rfcTime(v any) string {
+	t, ok := asTime(v)
+	if !ok {
+		return ""
+	}
+	return t.Format(time.RFC3339)
+}
+
+// mentionsTime reports whether text writes t in ISO basic, to the minute or to the second.
+func mentionsTime(text string, v any) bool {
+	t, ok := asTime(v)
+	if !ok {
+		return false
+	}
+	return strings.Contains(text, t.Format("20060102T1504Z")) || strings.Contains(text, t.Format(textline.TimeFormat))
+}
+
+// verdictClass reads the status word that starts an evidence verdict or a server note's
+// verdict ("verified: commit 3f9a2c1", "ev#1 unverified: …", "claim#1 unproven: …") and
+// returns the class word for it: verified, unverified (which covers unproven) or failed; ""
+// when the text carries no verdict.
+func verdictClass(text string) string {
+	w, _ := verdictParts(text)
+	switch w {
+	case "":
+		return ""
+	case evidence.Verified:
+		return "verified"
+	case evidence.Failed:
+		return "failed"
+	}
+	return "unverified" // unverified or unproven: not shown either way
+}
+
+// verdictParts splits a verdict into its status word and the reason after it: "verified:
+// commit 3f9a2c1" is verified and "commit 3f9a2c1". The word is "" when text has no verdict.
+func verdictParts(text string) (word, detail string) {
+	m := verdictRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return "", text
+	}
+	word = text[m[2]:m[3]]
+	detail = strings.TrimSpace(strings.TrimPrefix(text[m[1]:], ":"))
+	return word, detail
+}
+
+// verdictRE matches a verdict, alone or after the label a server note gives it.
+var verdictRE = regexp.MustCompile(`^(?:(?:ev|done|claim)(?:#\S+| line \d+) )?(verified|unverified|unproven|failed)\b`)
 
 // group writes n with thin-space thousands separators: 12 345.
 func group(n int64) string {
@@ -156,6 +254,9 @@ func (h *Handler) room(w http.ResponseWriter, r *http.Request, u *user) error {
 	if err := h.loadTranscript(r, u, v); err != nil {
 		return err
 	}
+	if f := h.takeFlash(u.sid, v.Room); f != nil && v.CanPost {
+		v.Draft, v.Error, v.Hint, v.Diagnostics = f.draft, f.err, f.hint, f.diagnostics
+	}
 	v.PostKey = randomID()[:22]
 	h.render(w, r, http.StatusOK, "room", v)
 	return nil
@@ -228,23 +329,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, u *user) error {
 	if code == parley.EINTERNAL || code == parley.EFORBIDDEN || code == parley.ENOTFOUND {
 		return err
 	}
-	// A refusal the person can fix: show the page again with the draft and the findings.
-	v.Draft = draft
-	v.Error = parley.ErrorMessage(err)
+	// A refusal the person can fix: back to the room (303, so a reload does not post again),
+	// which shows the draft and the findings once, from the session.
+	f := &flash{room: v.Room, draft: draft, err: parley.ErrorMessage(err), at: h.opts.Now()}
 	if pe, ok := err.(*parley.Error); ok {
-		v.Hint = pe.Hint
+		f.hint = pe.Hint
 		if ds, ok := pe.Fields["diagnostics"].([]parley.Diagnostic); ok {
-			v.Diagnostics = ds
+			f.diagnostics = ds
 		}
 		if seq, ok := pe.Fields["seq"]; ok && code == parley.ECONFLICT {
-			v.Error += fmt.Sprintf(" (the original is #%v)", seq)
+			f.err += fmt.Sprintf(" (the original is #%v)", seq)
 		}
 	}
-	if err := h.loadTranscript(r, u, v); err != nil {
-		return err
-	}
-	v.PostKey = randomID()[:22]
-	h.render(w, r, statusOf[code], "room", v)
+	h.setFlash(u.sid, f)
+	http.Redirect(w, r, "/rooms/"+url.PathEscape(v.Room)+"#post-h", http.StatusSeeOther)
 	return nil
 }
 

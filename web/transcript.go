@@ -18,9 +18,9 @@ import (
 type message struct {
 	Seq      int64
 	Seat     string
-	Time     string // as history writes it
+	Time     string // as history writes it, and as the page shows it: 20261130T093348Z
 	DateTime string // RFC 3339 for <time datetime>
-	Shown    string // the time for people: 30 Nov 09:33:48 UTC
+	Long     string // the tooltip: Monday 30 November 2026, 09:33:48 UTC
 	Tokens   int    // as the server counted the body when it was posted
 
 	Convention bool
@@ -29,7 +29,15 @@ type message struct {
 	To         []string
 	Re         int64
 	Lines      []line
-	Notes      []string
+	Notes      []note
+}
+
+// note is one server note. Verdict is the class word of the evidence verdict it freezes
+// (verified, unverified, failed), or "" for a note that carries none; the note's text always
+// says the verdict in words too, so colour is never the only signal.
+type note struct {
+	Text    string
+	Verdict string
 }
 
 // line is one line of a message body. Kind picks its colour; Label is the visible word, so
@@ -51,12 +59,13 @@ func transcriptMessage(sm *parley.Message) *message {
 		Seq: sm.Seq, Seat: sm.Seat, Tokens: sm.Tokens,
 		Time:     t.Format(textline.TimeFormat),
 		DateTime: t.Format(time.RFC3339),
-		Shown:    t.Format("2 Jan 15:04:05 UTC"),
+		Long:     t.Format(longFormat),
 	}
-	var note []byte
+	var buf []byte
 	for _, n := range sm.Notes {
-		note = textline.AppendNote(note[:0], n)
-		m.Notes = append(m.Notes, strings.TrimPrefix(string(note), "! "))
+		buf = textline.AppendNote(buf[:0], n)
+		text := strings.TrimPrefix(string(buf), "! ")
+		m.Notes = append(m.Notes, note{Text: text, Verdict: verdictClass(text)})
 	}
 	body := strings.TrimRight(string(textline.AppendBody(nil, sm.Body)), "\n")
 	if convention.Looks(body) {

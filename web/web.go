@@ -14,6 +14,15 @@
 // state-changing form carries the session's CSRF token, and cross-origin browser POSTs are
 // refused outright (net/http's CrossOriginProtection), which also covers the sign-in form.
 // Message text is data: every byte of it goes through html/template's escaping.
+//
+// A refused post (the convention's findings, a rate limit, a full disk) redirects back to the
+// room (303, POST/redirect/GET), so a reload never posts again; the draft and the refusal wait
+// in the session on the server, shown once by the next view of that room.
+//
+// Meaning is never colour alone: modality lines and evidence verdicts carry their word, and
+// verdicts a symbol (✓ verified, ? unverified or unproven, ✗ failed) and a class
+// (verdict-verified, verdict-unverified, verdict-failed). Every time is written one way, ISO
+// basic UTC to the second as history writes it, in a <time> whose title is the long form.
 package web
 
 import (
@@ -84,6 +93,47 @@ type session struct {
 	token    string // the seat or admin token, only ever held here
 	csrf     string
 	lastSeen time.Time
+	flash    *flash // a refused post, shown once by the room page it redirected to
+}
+
+// flash is a refused post kept for the page after the redirect (POST/redirect/GET): the draft
+// and why it was refused. It is kept in the session on the server, never in a cookie or URL,
+// read once, and dropped after flashTTL.
+type flash struct {
+	room        string
+	draft       string
+	err, hint   string
+	diagnostics []parley.Diagnostic
+	at          time.Time
+}
+
+// flashTTL bounds how long a refused post waits for the page that shows it.
+const flashTTL = 5 * time.Minute
+
+// setFlash keeps f for the session's next view of f.room.
+func (h *Handler) setFlash(sid string, f *flash) {
+	h.mu.Lock()
+	if s, ok := h.sessions[sid]; ok {
+		s.flash = f
+	}
+	h.mu.Unlock()
+}
+
+// takeFlash returns and forgets the session's refused post for room, if one is waiting and
+// fresh.
+func (h *Handler) takeFlash(sid, room string) *flash {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[sid]
+	if !ok || s.flash == nil || s.flash.room != room {
+		return nil
+	}
+	f := s.flash
+	s.flash = nil
+	if h.opts.Now().Sub(f.at) > flashTTL {
+		return nil
+	}
+	return f
 }
 
 // NewHandler returns the web UI over svc. logger may be nil.

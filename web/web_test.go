@@ -36,6 +36,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts web.Options) *fixture {
 	t.Helper()
+	return newFixtureRepo(t, opts, "")
+}
+
+// newFixtureRepo is newFixture with gitRepo as the repository `ev commit` lines are checked
+// against.
+func newFixtureRepo(t *testing.T, opts web.Options, gitRepo string) *fixture {
+	t.Helper()
 	ctx := t.Context()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
@@ -43,7 +50,7 @@ func newFixture(t *testing.T, opts web.Options) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	count := storecount.New(store)
-	svc, err := room.New(count, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := room.New(count, room.Config{AdminToken: adminToken, GitRepo: gitRepo, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,11 +329,35 @@ func TestPostForm(t *testing.T) {
 	if resp.StatusCode != 403 {
 		t.Errorf("post without csrf: %d", resp.StatusCode)
 	}
-	// A refusal shows the draft again with the server's findings.
-	resp, body := b.do("POST", "/rooms/limiter/post", url.Values{"csrf": {csrf}, "key": {key},
+	// A refusal redirects back to the room (POST/redirect/GET: a reload does not post again),
+	// and the room page shows the draft again with the server's findings, once.
+	resp, _ = b.do("POST", "/rooms/limiter/post", url.Values{"csrf": {csrf}, "key": {key},
 		"body": {"v1 answer limiter to lead re 1 n=3\r\noutcome accepted\r\n"}}, nil)
-	if resp.StatusCode != 400 || !strings.Contains(body, "n-mismatch") || !regexp.MustCompile(`(?s)<textarea[^>]*>v1 answer limiter to lead re 1 n=3\s+outcome accepted\s*</textarea>`).MatchString(body) {
-		t.Errorf("refused post: %d\n%s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/rooms/limiter#") {
+		t.Fatalf("refused post: %d %q, want a 303 back to the room", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body := b.get(resp.Header.Get("Location"))
+	if resp.StatusCode != 200 || !strings.Contains(body, "n-mismatch") || !strings.Contains(body, `role="alert"`) ||
+		!regexp.MustCompile(`(?s)<textarea[^>]*>v1 answer limiter to lead re 1 n=3\s+outcome accepted\s*</textarea>`).MatchString(body) {
+		t.Errorf("the room after a refused post: %d\n%s", resp.StatusCode, body)
+	}
+	if _, again := b.get("/rooms/limiter"); strings.Contains(again, "n-mismatch") || strings.Contains(again, "outcome accepted</textarea>") {
+		t.Error("the refusal is shown again on the next view")
+	}
+	// The draft is kept for this browser's session only: another session signed in as the
+	// same seat does not see it.
+	{
+		resp, _ := b.do("POST", "/rooms/limiter/post", url.Values{"csrf": {csrf}, "key": {key},
+			"body": {"v1 answer limiter to lead re 1 n=3\nsecret draft\n"}}, nil)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("second refused post: %d", resp.StatusCode)
+		}
+		other := f.browser(t)
+		other.signIn(f.tokens["yu"])
+		if _, page := other.get("/rooms/limiter"); strings.Contains(page, "secret draft") {
+			t.Error("another session sees the draft")
+		}
+		b.get("/rooms/limiter") // take it
 	}
 	// A good post, with CRLF lines from the textarea.
 	resp, _ = b.do("POST", "/rooms/limiter/post", url.Values{"csrf": {csrf}, "key": {key},

@@ -87,7 +87,7 @@ func runRoom(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ROOM\tFORMAT\tCREATED")
 		for _, r := range rooms {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Policy.Format, r.CreatedAt.UTC().Format("2006-01-02 15:04Z"))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Policy.Format, r.CreatedAt.UTC().Format(timeFormat))
 		}
 		return tw.Flush()
 	case "show":

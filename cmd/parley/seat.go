@@ -90,7 +90,7 @@ func runSeat(ctx context.Context, e *env, args []string) error {
 		for _, s := range seats {
 			state := "active"
 			if !s.Active() {
-				state = "revoked " + s.RevokedAt.UTC().Format("2006-01-02 15:04Z")
+				state = "revoked " + s.RevokedAt.UTC().Format(timeFormat)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Role, state)
 		}
