@@ -91,7 +91,9 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer on w. Call Room first and End last.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: bufio.NewWriterSize(w, 64<<10), end: endRecord{Kind: "end"}} }
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), end: endRecord{Kind: "end"}}
+}
 
 func (w *Writer) line(v any) error {
 	b, err := json.Marshal(v)
