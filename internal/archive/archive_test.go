@@ -100,7 +100,7 @@ func TestReadRefusals(t *testing.T) {
 		{"another room", strings.Replace(join(lines...), `"kind":"run","room":"team"`, `"kind":"run","room":"else"`, 1), `line 7: run "ci-1" of room "else"`},
 		{"unknown kind", join(lines[:8]...) + `{"kind":"photo"}` + "\n" + join(lines[8:]...), `line 9: unknown record kind "photo"`},
 		{"bad hash", strings.Replace(join(lines...), `"hash":"010203"`, `"hash":"zz"`, 1), "line 4: message #1: hash is not hex"},
-		{"two values", strings.Replace(join(lines...), "\n", " {}\n", 1), "line 1: not a JSON object"},
+		{"two values", strings.Replace(join(lines...), "\n", " {}\n", 1), "line 1: room: more than one JSON value"},
 		{"too long", long, "line 1: longer than"},
 		{"last seq", strings.Replace(join(lines...), `"last_seq":2`, `"last_seq":3`, 1), "line 10: the room record says the last message is #3"},
 	}
