@@ -25,6 +25,7 @@ and the server from --url or $PARLEY_URL.`
 
 const exportExamples = `  parley export team > team.jsonl
   parley export team --out team-$(date +%F).jsonl
+  parley export team --url http://old:7070 --token "$OLD_ADMIN" | parley import - --url http://new:7070 --token "$NEW_ADMIN"
   parley export team | jq -c 'select(.kind == "message") | {seq, seat, topic}'`
 
 func runExport(ctx context.Context, e *env, args []string) error {

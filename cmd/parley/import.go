@@ -23,7 +23,7 @@ FILE "-" reads stdin. This takes the server admin's token ($PARLEY_ADMIN_TOKEN, 
 $PARLEY_TOKEN, or --token) and the server from --url or $PARLEY_URL.`
 
 const importExamples = `  parley import team.jsonl
-  parley export team --url http://old:7070 | parley import - --url http://new:7070
+  parley export team --url http://old:7070 --token "$OLD_ADMIN" | parley import - --url http://new:7070 --token "$NEW_ADMIN"
   parley seat rotate team lead          # then give each seat a token`
 
 func runImport(ctx context.Context, e *env, args []string) error {
@@ -36,6 +36,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("want FILE (or - for stdin), got %d argument(s)", len(pos))
 	}
+	cf.slowAnswer = true // the server answers once the whole room is stored
 	c, err := cf.client(e, true)
 	if err != nil {
 		return err
