@@ -164,6 +164,16 @@ type Store interface {
 	CreateRun(ctx context.Context, r *Run) error
 	// Run returns one run. ENOTFOUND.
 	Run(ctx context.Context, room, id string) (*Run, error)
+	// Runs lists a room's run records by time, then id.
+	Runs(ctx context.Context, room string) ([]*Run, error)
+
+	// ImportRoom writes a whole room, as an export holds it, in one transaction: the room,
+	// its seats (their token hashes as given, usually none), its messages with their seqs,
+	// times, tokens, notes and hashes as given, the asks with their states, the runs and the
+	// counters; the room's next seq follows its highest message. ECONFLICT if the room
+	// exists; EINVALID for an archive that does not hold together (a message out of seq
+	// order, an ask of no message); nothing is written then.
+	ImportRoom(ctx context.Context, a *RoomArchive) error
 
 	// AddStat adds delta to a per-room, per-seat counter (for example "dedup_tokens",
 	// "read_tokens").

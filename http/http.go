@@ -154,6 +154,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/rooms/{room}/runs", s.api(s.handleRun))
 	m.HandleFunc("GET /v1/rooms/{room}/stats", s.api(s.handleStats))
 	m.HandleFunc("POST /v1/rooms/{room}/lint", s.api(s.handleLint))
+	m.HandleFunc("GET /v1/rooms/{room}/export", s.api(s.handleExport))
+	m.HandleFunc("POST /v1/rooms/import", s.api(s.handleImport))
 
 	// Unknown API routes stay JSON even when a UI owns "/".
 	m.HandleFunc("/v1/", s.handleUnknown)

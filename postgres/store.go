@@ -237,3 +237,10 @@ func collectAsks(rows pgx.Rows) ([]*parley.Ask, error) {
 func collect[T any](rows pgx.Rows, fn pgx.RowToFunc[T]) ([]T, error) {
 	return pgx.AppendRows([]T(nil), rows, fn)
 }
+
+// ImportRoom writes a whole room in one transaction (see parley.Store).
+func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
+	return pgDB{s.pool}.Tx(ctx, func(tx sqlstore.DB) error {
+		return sqlstore.ImportRoom(ctx, tx, dialect{}, a)
+	})
+}

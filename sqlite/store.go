@@ -221,3 +221,29 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 	}
 	return asks, rows.Err()
 }
+
+// ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
+func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
+	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
+		return sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a)
+	})
+}
+
+// txDB is a transaction of the committer as a sqlstore.DB.
+type txDB struct{ t txStmts }
+
+func (d txDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return d.t.queryRow(ctx, query, args...)
+}
+
+func (d txDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	rows, err := d.t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, each)
+}
+
+func (d txDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return rowsAffected(d.t.exec(ctx, query, args...))
+}

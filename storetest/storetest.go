@@ -64,6 +64,7 @@ func Run(t *testing.T, open Open) {
 		{"TopicMessages", testTopicMessages},
 		{"TopicAsks", testTopicAsks},
 		{"EmptyLists", testEmptyLists},
+		{"ImportRoom", testImportRoom},
 		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store
 	}
 	for _, tt := range tests {

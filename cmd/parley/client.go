@@ -23,6 +23,9 @@ const defaultURL = "http://127.0.0.1:7070"
 type clientFlags struct {
 	url   string
 	token string
+	// slowAnswer lifts the wait for the answer's headers, for a request the server works on
+	// for long before it answers (an import of a large room).
+	slowAnswer bool
 }
 
 func addClientFlags(fs *flag.FlagSet) *clientFlags {
@@ -72,7 +75,7 @@ func (f *clientFlags) client(e *env, admin bool) (*apiClient, error) {
 	hc := &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		ResponseHeaderTimeout: 60 * time.Second,
+		ResponseHeaderTimeout: responseHeaderTimeout(f.slowAnswer),
 		IdleConnTimeout:       90 * time.Second,
 	}}
 	c, err := client.New(base, token, client.WithHTTPClient(hc), client.WithUserAgent("parley/"+parleyVersion()))
@@ -80,6 +83,13 @@ func (f *clientFlags) client(e *env, admin bool) (*apiClient, error) {
 		return nil, usageErrorf("%v", err)
 	}
 	return &apiClient{Client: c, base: strings.TrimRight(base, "/")}, nil
+}
+
+func responseHeaderTimeout(slow bool) time.Duration {
+	if slow {
+		return 0
+	}
+	return 60 * time.Second
 }
 
 // apiError is an error answer of the server, printed as its message and hint rather than as
