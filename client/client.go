@@ -46,6 +46,7 @@ import (
 	"sync"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/version"
 )
 
 // Client talks to one parley server. It is safe for concurrent use.
@@ -82,7 +83,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		base:      strings.TrimRight(baseURL, "/"),
 		token:     token,
 		hc:        http.DefaultClient,
-		userAgent: "parley-client",
+		userAgent: "parley-client/" + version.String(),
 		mu:        &sync.Mutex{},
 		callers:   map[*parley.Caller]string{},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/client"
 	"github.com/parleyhq/parley/internal/servertest"
+	"github.com/parleyhq/parley/internal/version"
 )
 
 // fixture is a real server with a room "team", an admin client and seats lead and yu.
@@ -274,5 +275,33 @@ func TestConnectionsAreReused(t *testing.T) {
 	}
 	if n := dials.Load(); n != 1 {
 		t.Errorf("30 calls opened %d connections, want 1", n)
+	}
+}
+
+// TestUserAgentNamesTheVersion: a client sends parley-client/<version>, the version `parley
+// version` prints, unless WithUserAgent says otherwise.
+func TestUserAgentNamesTheVersion(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("User-Agent"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"rooms":[]}`))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		opts []client.Option
+		want string
+	}{
+		{nil, "parley-client/" + version.String()},
+		{[]client.Option{client.WithUserAgent("parley/v1.2.3")}, "parley/v1.2.3"},
+	} {
+		cl, err := client.New(srv.URL, "pk_x", c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.Rooms(t.Context(), nil)
+		if ua, _ := got.Load().(string); ua != c.want {
+			t.Errorf("User-Agent %q, want %q", ua, c.want)
+		}
 	}
 }

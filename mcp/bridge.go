@@ -228,6 +228,9 @@ type bearerTransport struct {
 func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
+	if r.Header.Get("User-Agent") == "" {
+		r.Header.Set("User-Agent", "parley-mcp-bridge/"+Version)
+	}
 	next := t.next
 	if next == nil {
 		next = http.DefaultTransport

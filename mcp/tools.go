@@ -17,10 +17,12 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/internal/textline"
+	"github.com/parleyhq/parley/internal/version"
 )
 
-// Version is what the server reports as its implementation version.
-var Version = "dev"
+// Version is what the server and the bridge report as their implementation version:
+// parley's one version string (internal/version), which `parley version` prints too.
+var Version = version.String()
 
 // readLimit caps the messages one read returns; the cursor moves on, so the next read
 // continues where this one stopped.

@@ -2,6 +2,7 @@ package room_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -186,6 +187,8 @@ func TestRunEvidence(t *testing.T) {
 	// Only runner (or admin) seats post runs.
 	if _, err := f.Svc.PostRun(ctx, f.Seats["r/builder"], "r", "application/json", []byte(`{"id":"ci-1","passed":12,"failed":0}`), ""); code(t, err) != parley.EFORBIDDEN {
 		t.Errorf("agent posts a run: %v", err)
+	} else if pe := (*parley.Error)(nil); !errors.As(err, &pe) || !strings.Contains(pe.Hint, "parley run post r ") || !strings.Contains(pe.Hint, "parley seat add r ci --role runner") {
+		t.Errorf("the refusal's hint does not say how a runner posts a run: %v", err)
 	}
 	run, err := f.Svc.PostRun(ctx, f.Seats["r/ci"], "r", "application/json", []byte(`{"id":"ci-1","commit":"`+sha+`","passed":12,"failed":0}`), "")
 	if err != nil || run.Seat != "ci" || run.Passed != 12 {

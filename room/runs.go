@@ -18,7 +18,7 @@ func (s *Service) PostRun(ctx context.Context, c *parley.Caller, room, contentTy
 	}
 	if seat.Role != parley.RoleRunner && seat.Role != parley.RoleAdmin {
 		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s is a %s; run records come from runner or admin seats", seat.Name, seat.Role).
-			WithHint("let the CI's runner seat post the run, and cite it with ev run <id>")
+			WithHint("let the CI's runner seat post the run ('parley run post %s --id <id> REPORT'; an admin adds one with 'parley seat add %s ci --role runner'), and cite it with ev run <id>", room, room)
 	}
 	if len(body) > maxRunReport {
 		return nil, parley.Errorf(parley.ETOOLARGE, "the run report is %d bytes; at most %d", len(body), maxRunReport)

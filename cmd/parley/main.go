@@ -51,7 +51,7 @@ func commands() []command {
 		{"convention", "print the room convention handed to every seat", runConvention},
 		{"lint", "check messages against the convention or AACP", runLint},
 		{"aacp", "validate, encode or decode AACP v1.1 packets", runAACP},
-		{"a2c", "the lossless handoff codec: normalize, encode, decode, verify, benchmark, optimize", runA2C},
+		{"a2c", "the lossless handoff codec: normalize, encode, decode, verify, benchmark, train, optimize, check", runA2C},
 		{"bench", "measure formats and the server", runBench},
 		{"version", "print parley's version", runVersion},
 	}
@@ -84,7 +84,13 @@ func main() {
 
 // dispatch runs the subcommand named by args[0] and returns the process exit code.
 func dispatch(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	if len(args) == 0 {
+		// No command is a usage mistake: the list goes to stderr and the exit code says so,
+		// so a script that forgot its arguments does not pass.
+		printUsage(e.stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {
 			return dispatch(ctx, e, []string{args[1], "--help"})
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/evidence"
@@ -28,8 +30,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cf := addClientFlags(fs)
 	id := fs.String("id", "", "the run's id, e.g. ci-42")
 	commit := fs.String("commit", "", "the commit `SHA` the run tested")
-	passed := fs.Int("passed", -1, "tests passed")
-	failed := fs.Int("failed", -1, "tests failed")
+	passed, failed := &countFlag{}, &countFlag{}
+	fs.Var(passed, "passed", "`N` tests passed; when absent, the counts are read from the report FILE")
+	fs.Var(failed, "failed", "`N` tests failed; when absent, the counts are read from the report FILE")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,7 +41,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("missing subcommand: post")
 	}
 	pos = pos[1:]
-	counts := *passed >= 0 || *failed >= 0
+	counts := passed.set || failed.set
 	switch {
 	case len(pos) == 0:
 		return usageErrorf("missing ROOM")
@@ -48,7 +51,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("give either --passed/--failed or a report FILE, not both")
 	case !counts && len(pos) == 1:
 		return usageErrorf("give --passed N --failed N, or a report FILE ('go test -json' output or JUnit XML)")
-	case counts && (*passed < 0 || *failed < 0):
+	case counts && (!passed.set || !failed.set):
 		return usageErrorf("give both --passed and --failed")
 	}
 	room := pos[0]
@@ -60,7 +63,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		if *id == "" {
 			return usageErrorf("--id is required with --passed/--failed")
 		}
-		body, _ = json.Marshal(map[string]any{"id": *id, "commit": *commit, "passed": *passed, "failed": *failed})
+		body, _ = json.Marshal(map[string]any{"id": *id, "commit": *commit, "passed": passed.n, "failed": failed.n})
 	} else {
 		report, _, err := readPostInput(e, pos[1])
 		if err != nil {
@@ -107,4 +110,30 @@ func reportType(b []byte) string {
 		return "application/json"
 	}
 	return "application/x-ndjson"
+}
+
+// countFlag is a count of tests that may be absent. Its unset value prints as "", so
+// --help shows no default for it (an int flag would show its -1 sentinel).
+type countFlag struct {
+	n   int
+	set bool
+}
+
+func (c *countFlag) String() string {
+	if c == nil || !c.set {
+		return ""
+	}
+	return strconv.Itoa(c.n)
+}
+
+func (c *countFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	switch {
+	case err != nil:
+		return errors.New("parse error")
+	case n < 0:
+		return errors.New("a count cannot be negative")
+	}
+	c.n, c.set = n, true
+	return nil
 }

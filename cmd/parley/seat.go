@@ -67,14 +67,14 @@ func runSeat(ctx context.Context, e *env, args []string) error {
 			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "added seat %s (%s) to room %s\n", seat.Name, seat.Role, room)
-		printToken(e, c, room, token)
+		printToken(e, c, room, token, seat.Role)
 	case "rotate":
 		token, err := c.RotateSeat(ctx, nil, room, pos[1])
 		if err != nil {
 			return c.fail(err)
 		}
 		fmt.Fprintf(e.stdout, "rotated the token of seat %s in room %s; the old token no longer works\n", pos[1], room)
-		printToken(e, c, room, token)
+		printToken(e, c, room, token, "")
 	case "revoke":
 		if err := c.RevokeSeat(ctx, nil, room, pos[1]); err != nil {
 			return c.fail(err)
@@ -99,11 +99,17 @@ func runSeat(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// printToken shows a token once, with what to do with it.
-func printToken(e *env, c *apiClient, room, token string) {
+// printToken shows a token once, with what to do with it; a runner seat ("" when the role
+// is not known) is also shown how to post its test runs.
+func printToken(e *env, c *apiClient, room, token string, role parley.Role) {
 	fmt.Fprintf(e.stdout, "\ntoken: %s\n\n", token)
 	fmt.Fprintf(e.stdout, "This token is shown once; the server keeps only its hash. Give it to the seat's\n")
 	fmt.Fprintf(e.stdout, "agent (HTTP: 'Authorization: Bearer <token>'), or use it from a shell:\n\n")
 	fmt.Fprintf(e.stdout, "  export PARLEY_URL=%s PARLEY_TOKEN=%s\n", c.base, token)
 	fmt.Fprintf(e.stdout, "  parley post %s message.txt\n  parley read %s\n  parley inbox %s\n", room, room, room)
+	if role == parley.RoleRunner {
+		fmt.Fprintf(e.stdout, "\nAs a runner it posts the test runs that messages cite as evidence (ev run ci-1):\n\n")
+		fmt.Fprintf(e.stdout, "  go test -json ./... | parley run post %s --id ci-1 -\n", room)
+		fmt.Fprintf(e.stdout, "  parley run post %s --id ci-1 --passed 12 --failed 0\n", room)
+	}
 }

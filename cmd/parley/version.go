@@ -4,22 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
+
+	"github.com/parleyhq/parley/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3"; otherwise it comes
-// from the module's build information.
-var version = ""
-
-func parleyVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "v0.1.0-dev"
-}
+// parleyVersion is parley's one version string (internal/version: a release sets it with
+// -ldflags "-X github.com/parleyhq/parley/internal/version.version=v1.2.3").
+func parleyVersion() string { return version.String() }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "version", "Print parley's version and the Go version it was built with.", "  parley version")
