@@ -84,7 +84,8 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 	if err != nil {
 		return err
 	}
-	etag := `"` + hex.EncodeToString(page.Sum[:16]) + `"`
+	// The tag of the representation this request gets: identity, or gzip (see compressed).
+	etag := representationETag(w, `"`+hex.EncodeToString(page.Sum[:16])+`"`, page.Size)
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("X-Parley-Last-Seq", strconv.FormatInt(page.Last, 10))
@@ -131,7 +132,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, c *parley.C
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	if wantsJSON(r) || s.inboxText == nil {
 		if in.Unanswered == nil {
 			in.Unanswered = []parley.InboxAsk{}
@@ -151,7 +152,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request, c *parley.C
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	if wantsJSON(r) || s.stateText == nil {
 		writeJSON(w, http.StatusOK, rec)
 		return nil
