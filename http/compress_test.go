@@ -105,6 +105,10 @@ func TestCompressedReads(t *testing.T) {
 				t.Errorf("%s: gzip %d bytes of %d", tc.path, len(zipped.body), len(plain.body))
 			}
 		}
+		if strings.Contains(tc.path, "limit=100") && zipped.header.Get("Content-Length") != fmt.Sprint(len(zipped.body)) {
+			// A full page's gzip is kept, so its length is known.
+			t.Errorf("%s: the full page's gzip has Content-Length %q for %d bytes", tc.path, zipped.header.Get("Content-Length"), len(zipped.body))
+		}
 		if strings.Contains(tc.path, "history") && plain.header.Get("Content-Length") != fmt.Sprint(len(plain.body)) {
 			t.Errorf("%s: plain Content-Length %q for %d bytes", tc.path, plain.header.Get("Content-Length"), len(plain.body))
 		}
@@ -291,7 +295,9 @@ func TestHistoryCompressionRatio(t *testing.T) {
 		after = plain.header.Get(phttp.NextAfterHeader)
 	}
 	ratio := float64(plainTotal) / float64(zipTotal)
-	t.Logf("1,000 study messages, %d history pages: %d bytes plain, %d gzipped (level %d): ratio %.2f", pages, plainTotal, zipTotal, gzip.BestSpeed, ratio)
+	// The three study texts repeat within gzip's 32 KiB window, so this ratio is an upper
+	// bound: transcripts of real agent conversations give 5 to 6.
+	t.Logf("1,000 study messages, %d history pages: %d bytes plain, %d gzipped: ratio %.2f", pages, plainTotal, zipTotal, ratio)
 	if ratio < 2 {
 		t.Errorf("compression ratio %.2f", ratio)
 	}

@@ -81,6 +81,7 @@ type Server struct {
 	heartbeat time.Duration
 	inboxText func(*parley.Inbox) string
 	stateText func(*parley.StateRecord) string
+	gzPages   *gzipPages // the gzip of full history pages
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
@@ -119,6 +120,7 @@ func NewServer(svc parley.RoomService, opts ...Option) *Server {
 		metrics:   newMetrics(),
 		heartbeat: 15 * time.Second,
 		closing:   make(chan struct{}),
+		gzPages:   newGzipPages(gzipPagesBudget),
 	}
 	for _, o := range opts {
 		o(s)

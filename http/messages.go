@@ -100,6 +100,23 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 		return nil
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
+	if gw, ok := w.(*gzipWriter); ok && page.Full && gw.wouldCompress(page.Size) && r.Method != http.MethodHead {
+		// A full page never changes: its gzip is compressed once and kept (see gzipPages).
+		if gz, err := s.gzPages.get(page); err == nil {
+			h.Set("Content-Encoding", "gzip")
+			h.Set("Content-Length", strconv.Itoa(len(gz)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(gz)
+			return nil
+		} else if r.Context().Err() == nil {
+			// Nothing is sent yet: the error goes out as JSON, without the page's headers.
+			for _, k := range []string{"ETag", "Cache-Control", "X-Parley-Last-Seq", NextAfterHeader} {
+				h.Del(k)
+			}
+			return err
+		}
+		panic(http.ErrAbortHandler)
+	}
 	h.Set("Content-Length", strconv.FormatInt(page.Size, 10))
 	w.WriteHeader(http.StatusOK)
 	if page.Size == 0 || r.Method == http.MethodHead {
