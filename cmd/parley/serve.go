@@ -143,6 +143,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv := phttp.NewHTTPServer(*addr, h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	if certs != nil {
+		certs.log = log
 		// http.Server.ServeTLS offers HTTP/2 ("h2") and HTTP/1.1 by ALPN on this config.
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.get}
 	}

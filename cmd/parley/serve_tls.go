@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -11,11 +12,13 @@ import (
 
 // certFiles serves the certificate of --tls-cert and --tls-key, loaded at start and loaded
 // again when either file changes (a renewal writes new files in place), checked at most once
-// every reloadEvery. A renewed pair that does not load is logged nowhere and ignored: the
-// server keeps the certificate it has, which is still valid until it expires, rather than
-// failing every handshake.
+// every reloadEvery. A renewed pair that does not load (a renewal caught half written, a key
+// that does not match) is logged and the server keeps the certificate it has, which is
+// still valid until it expires, rather than failing every handshake; it tries again at the
+// next change.
 type certFiles struct {
 	certPath, keyPath string
+	log               *slog.Logger // nil: slog.Default()
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
@@ -80,8 +83,16 @@ func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if time.Since(c.checked) >= reloadEvery {
 		c.checked = time.Now()
 		if stamp, err := c.fileStamp(); err == nil && stamp != c.stamp {
+			log := c.log
+			if log == nil {
+				log = slog.Default()
+			}
 			if cert, stamp, err := c.load(); err == nil {
 				c.cert, c.stamp = cert, stamp
+				log.Info("TLS: loaded the renewed certificate", "cert", c.certPath, "subject", cert.Leaf.Subject.String(), "not_after", cert.Leaf.NotAfter)
+			} else {
+				c.stamp = stamp // logged once per change, not at every handshake
+				log.Warn("TLS: the changed certificate files do not load; keeping the current certificate", "err", err)
 			}
 		}
 	}
