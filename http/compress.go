@@ -100,6 +100,35 @@ func (s *Server) compressed(h apiHandler) apiHandler {
 	}
 }
 
+// compressedHandler is compressed for a mounted handler (the web UI): its pages, assets and
+// live stream are gzipped on the same terms, when their Content-Type is text. A request for a
+// byte range is served as it is: ranges count bytes of the uncompressed file.
+func compressedHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Add("Vary", "Accept-Encoding")
+		if !acceptsGzip(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		gw := &gzipWriter{ResponseWriter: w, head: r.Method == http.MethodHead, textOnly: true}
+		h.ServeHTTP(gw, r)
+		gw.finish()
+	})
+}
+
+// compressibleType reports whether a Content-Type is text that gzip shrinks: text/*, JSON,
+// JavaScript, SVG. Images and archives are compressed already.
+func compressibleType(ct string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(ct), ";")
+	mt = strings.TrimSpace(mt)
+	return strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/javascript" ||
+		mt == "image/svg+xml" || strings.HasSuffix(mt, "+json")
+}
+
 // gzipWriter compresses a response once its header says it should be: status 200, no
 // Content-Encoding yet, and no Content-Length under minCompressSize. The Content-Length of a
 // compressed body is not known in advance, so it is dropped (the body goes out chunked, or
@@ -108,6 +137,7 @@ func (s *Server) compressed(h apiHandler) apiHandler {
 type gzipWriter struct {
 	http.ResponseWriter
 	head        bool // a HEAD request: the headers of the GET, no body
+	textOnly    bool // compress only a compressibleType (a mounted handler's responses)
 	wroteHeader bool
 	gz          *gzip.Writer // nil until the response is known to be compressed
 }
@@ -123,7 +153,7 @@ func (g *gzipWriter) WriteHeader(code int) {
 	}
 	g.wroteHeader = true
 	h := g.Header()
-	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
+	if code == http.StatusOK && h.Get("Content-Encoding") == "" && (!g.textOnly || compressibleType(h.Get("Content-Type"))) {
 		size := int64(-1)
 		if cl := h.Get("Content-Length"); cl != "" {
 			if n, err := strconv.ParseInt(cl, 10, 64); err == nil {
@@ -132,6 +162,7 @@ func (g *gzipWriter) WriteHeader(code int) {
 		}
 		if g.wouldCompress(size) {
 			h.Del("Content-Length")
+			h.Del("Accept-Ranges") // ranges would count compressed bytes
 			h.Set("Content-Encoding", "gzip")
 			if et := h.Get("ETag"); et != "" {
 				h.Set("ETag", gzipETag(et))

@@ -302,3 +302,56 @@ func TestHistoryCompressionRatio(t *testing.T) {
 		t.Errorf("compression ratio %.2f", ratio)
 	}
 }
+
+// TestCompressedUI: a handler mounted on "/" (the web UI) has its text responses gzipped, and
+// not its images, small responses or byte ranges.
+func TestCompressedUI(t *testing.T) {
+	page := strings.Repeat("<p>a page of the transcript</p>\n", 100)
+	ui := http.NewServeMux()
+	ui.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	})
+	ui.HandleFunc("/small", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Length", "3")
+		io.WriteString(w, "hi\n")
+	})
+	ui.HandleFunc("/image", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		io.WriteString(w, page)
+	})
+	ui.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "f.css", time.Time{}, strings.NewReader(page))
+	})
+	srv := phttp.NewServer(authOnly(), phttp.WithLogger(slog.New(slog.DiscardHandler)))
+	srv.Handle("/", ui)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		path  string
+		hdr   []string
+		gzip  bool
+		plain string
+	}{
+		{"/page", nil, true, page},
+		{"/small", nil, false, "hi\n"},
+		{"/image", nil, false, page},
+		{"/file", nil, true, page},
+		{"/file", []string{"Range", "bytes=0-9"}, false, page[:10]},
+	} {
+		r := do(t, ts, "GET", tc.path, "", "", append([]string{"Accept-Encoding", "gzip"}, tc.hdr...)...)
+		if r.status != 200 && r.status != 206 {
+			t.Fatalf("%s: %d", tc.path, r.status)
+		}
+		if got := r.header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
+			t.Errorf("%s %v: gzipped %v, want %v", tc.path, tc.hdr, got, tc.gzip)
+		}
+		if tc.gzip && r.header.Get("Accept-Ranges") != "" {
+			t.Errorf("%s: gzipped with Accept-Ranges", tc.path)
+		}
+		if b := gunzip(t, r); string(b) != tc.plain {
+			t.Errorf("%s: body %q", tc.path, b[:min(len(b), 40)])
+		}
+	}
+}

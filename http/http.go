@@ -170,11 +170,12 @@ func (s *Server) routes() {
 
 // Handle mounts another edge on the server: the MCP endpoint ("/mcp"), the web UI ("/"). A
 // handler for "/" receives every request no other pattern matches, except under /v1/.
-// Request logging and metrics cover mounted handlers too. Handle must be called before the
-// server starts serving.
+// Request logging and metrics cover mounted handlers too, and the "/" handler's text
+// responses are gzipped for clients that accept it (see compressedHandler). Handle must be
+// called before the server starts serving.
 func (s *Server) Handle(pattern string, h http.Handler) {
 	if pattern == "/" {
-		s.fallback = h
+		s.fallback = compressedHandler(h)
 		return
 	}
 	s.mux.Handle(pattern, h)
