@@ -8,6 +8,10 @@
 //     and wrong methods. Internal errors say "internal error"; their detail goes to the log.
 //   - History is served as the service renders it, byte for byte: the same range gives the
 //     same bytes, ETag and cache headers to every reader, so provider prompt caches hit.
+//   - Reads (history, messages, inbox, state, the event stream) and the UI's text are gzipped
+//     for a client that sends Accept-Encoding: gzip, with Vary: Accept-Encoding; they
+//     decompress to the same bytes, and the gzip representation has its own ETag (see
+//     compress.go).
 //   - Request bodies, headers and slow clients are capped (see NewHTTPServer).
 //
 // The web UI ("/") and the MCP endpoint ("/mcp") are mounted by their own packages with
