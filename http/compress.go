@@ -31,9 +31,10 @@ const minCompressSize = 1024
 // gzipETagSuffix marks the ETag of the gzip representation.
 const gzipETagSuffix = "-gzip"
 
-// gzipLevel trades CPU for size: on agent transcripts level 5 gives 8.5× where level 1 gives
-// 5.5×, at half level 1's speed and 1.6× level 6's (about 46 MB/s on one core). Full history
-// pages, the bulk of what is read, are compressed once and kept (gzipPages).
+// gzipLevel trades CPU for size. On the history of 1,000 messages of a real agent transcript
+// (tau-airline, 383 KB) level 5 gives 5.8× where level 1 gives 4.4× and level 6 5.9×; it
+// compresses at about half level 1's speed and 1.6× level 6's (some 46 MB/s on one core).
+// Full history pages, the bulk of what is read, are compressed once and kept (gzipPages).
 const gzipLevel = 5
 
 var gzipWriters = sync.Pool{New: func() any {
