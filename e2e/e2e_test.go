@@ -51,7 +51,7 @@ type server struct {
 	exited     bool       // set once done has been received from
 }
 
-var listening = regexp.MustCompile(`^parley: listening on (http://127\.0\.0\.1:\d+)$`)
+var listening = regexp.MustCompile(`^parley: listening on (https?://127\.0\.0\.1:\d+)$`)
 var adminExport = regexp.MustCompile(`export PARLEY_ADMIN_TOKEN=(\S+)`)
 
 // startServer runs `parley serve --addr 127.0.0.1:0 args…` and waits until it says where it

@@ -8,6 +8,10 @@
 //     and wrong methods. Internal errors say "internal error"; their detail goes to the log.
 //   - History is served as the service renders it, byte for byte: the same range gives the
 //     same bytes, ETag and cache headers to every reader, so provider prompt caches hit.
+//   - Reads (history, messages, inbox, state, the event stream) and the UI's text are gzipped
+//     for a client that sends Accept-Encoding: gzip, with Vary: Accept-Encoding; they
+//     decompress to the same bytes, and the gzip representation has its own ETag (see
+//     compress.go).
 //   - Request bodies, headers and slow clients are capped (see NewHTTPServer).
 //
 // The web UI ("/") and the MCP endpoint ("/mcp") are mounted by their own packages with
@@ -81,6 +85,7 @@ type Server struct {
 	heartbeat time.Duration
 	inboxText func(*parley.Inbox) string
 	stateText func(*parley.StateRecord) string
+	gzPages   *gzipPages // the gzip of full history pages
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
@@ -119,6 +124,7 @@ func NewServer(svc parley.RoomService, opts ...Option) *Server {
 		metrics:   newMetrics(),
 		heartbeat: 15 * time.Second,
 		closing:   make(chan struct{}),
+		gzPages:   newGzipPages(gzipPagesBudget),
 	}
 	for _, o := range opts {
 		o(s)
@@ -146,11 +152,11 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/rooms/{room}/seats/{seat}/rotate", s.api(s.handleRotateSeat))
 
 	m.HandleFunc("POST /v1/rooms/{room}/messages", s.api(s.handlePost))
-	m.HandleFunc("GET /v1/rooms/{room}/history", s.api(s.handleHistory))
-	m.HandleFunc("GET /v1/rooms/{room}/messages", s.api(s.handleMessages))
-	m.HandleFunc("GET /v1/rooms/{room}/events", s.api(s.handleEvents))
-	m.HandleFunc("GET /v1/rooms/{room}/inbox", s.api(s.handleInbox))
-	m.HandleFunc("GET /v1/rooms/{room}/state/{topic}", s.api(s.handleState))
+	m.HandleFunc("GET /v1/rooms/{room}/history", s.api(s.compressed(s.handleHistory)))
+	m.HandleFunc("GET /v1/rooms/{room}/messages", s.api(s.compressed(s.handleMessages)))
+	m.HandleFunc("GET /v1/rooms/{room}/events", s.api(s.compressed(s.handleEvents)))
+	m.HandleFunc("GET /v1/rooms/{room}/inbox", s.api(s.compressed(s.handleInbox)))
+	m.HandleFunc("GET /v1/rooms/{room}/state/{topic}", s.api(s.compressed(s.handleState)))
 	m.HandleFunc("POST /v1/rooms/{room}/runs", s.api(s.handleRun))
 	m.HandleFunc("GET /v1/rooms/{room}/stats", s.api(s.handleStats))
 	m.HandleFunc("POST /v1/rooms/{room}/lint", s.api(s.handleLint))
@@ -170,11 +176,12 @@ func (s *Server) routes() {
 
 // Handle mounts another edge on the server: the MCP endpoint ("/mcp"), the web UI ("/"). A
 // handler for "/" receives every request no other pattern matches, except under /v1/.
-// Request logging and metrics cover mounted handlers too. Handle must be called before the
-// server starts serving.
+// Request logging and metrics cover mounted handlers too, and the "/" handler's text
+// responses are gzipped for clients that accept it (see compressedHandler). Handle must be
+// called before the server starts serving.
 func (s *Server) Handle(pattern string, h http.Handler) {
 	if pattern == "/" {
-		s.fallback = h
+		s.fallback = compressedHandler(h)
 		return
 	}
 	s.mux.Handle(pattern, h)

@@ -84,7 +84,8 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 	if err != nil {
 		return err
 	}
-	etag := `"` + hex.EncodeToString(page.Sum[:16]) + `"`
+	// The tag of the representation this request gets: identity, or gzip (see compressed).
+	etag := representationETag(w, `"`+hex.EncodeToString(page.Sum[:16])+`"`, page.Size)
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("X-Parley-Last-Seq", strconv.FormatInt(page.Last, 10))
@@ -99,6 +100,23 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *parley
 		return nil
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
+	if gw, ok := w.(*gzipWriter); ok && page.Full && gw.wouldCompress(page.Size) && r.Method != http.MethodHead {
+		// A full page never changes: its gzip is compressed once and kept (see gzipPages).
+		if gz, err := s.gzPages.get(page); err == nil {
+			h.Set("Content-Encoding", "gzip")
+			h.Set("Content-Length", strconv.Itoa(len(gz)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(gz)
+			return nil
+		} else if r.Context().Err() == nil {
+			// Nothing is sent yet: the error goes out as JSON, without the page's headers.
+			for _, k := range []string{"ETag", "Cache-Control", "X-Parley-Last-Seq", NextAfterHeader} {
+				h.Del(k)
+			}
+			return err
+		}
+		panic(http.ErrAbortHandler)
+	}
 	h.Set("Content-Length", strconv.FormatInt(page.Size, 10))
 	w.WriteHeader(http.StatusOK)
 	if page.Size == 0 || r.Method == http.MethodHead {
@@ -131,7 +149,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, c *parley.C
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	if wantsJSON(r) || s.inboxText == nil {
 		if in.Unanswered == nil {
 			in.Unanswered = []parley.InboxAsk{}
@@ -151,7 +169,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request, c *parley.C
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Vary", "Accept")
+	w.Header().Add("Vary", "Accept")
 	if wantsJSON(r) || s.stateText == nil {
 		writeJSON(w, http.StatusOK, rec)
 		return nil

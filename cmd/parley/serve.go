@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -43,12 +44,18 @@ must share it.
 --git-repo names a git repository that 'ev commit <sha> [on <branch>]' evidence is checked
 against; without it, commit evidence stays unverified.
 
-Environment: PARLEY_ADDR, PARLEY_DB, PARLEY_GIT_REPO, PARLEY_ADMIN_TOKEN stand in for the
-flags (a flag wins).`
+--tls-cert and --tls-key (PEM files: the certificate chain, then its private key) make it
+serve HTTPS, HTTP/2 included, instead of plain HTTP; give both or neither. The files are
+read at start, and read again when they change on disk, so a renewed certificate is picked
+up without a restart.
+
+Environment: PARLEY_ADDR, PARLEY_DB, PARLEY_GIT_REPO, PARLEY_ADMIN_TOKEN, PARLEY_TLS_CERT,
+PARLEY_TLS_KEY stand in for the flags (a flag wins).`
 
 const serveExamples = `  parley serve
   parley serve --addr 127.0.0.1:8080 --db sqlite:/var/lib/parley/parley.db --git-repo ~/src/app
-  PARLEY_ADMIN_TOKEN=… parley serve --addr :7070 --db postgres://parley@db/parley --log-format json`
+  PARLEY_ADMIN_TOKEN=… parley serve --addr :7070 --db postgres://parley@db/parley --log-format json
+  parley serve --addr :443 --tls-cert /etc/parley/cert.pem --tls-key /etc/parley/key.pem`
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "serve [flags]", serveDescription, serveExamples)
@@ -57,6 +64,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	gitRepo := fs.String("git-repo", "", "git repository to check commit evidence against (default $PARLEY_GIT_REPO)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate `file` (chain included; default $PARLEY_TLS_CERT); needs --tls-key")
+	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of --tls-cert (default $PARLEY_TLS_KEY)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,6 +76,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	*addr = serveSetting(*addr, e.getenv("PARLEY_ADDR"), "127.0.0.1:7070")
 	*db = serveSetting(*db, e.getenv("PARLEY_DB"), "sqlite:parley.db")
 	*gitRepo = serveSetting(*gitRepo, e.getenv("PARLEY_GIT_REPO"))
+	*tlsCert = serveSetting(*tlsCert, e.getenv("PARLEY_TLS_CERT"))
+	*tlsKey = serveSetting(*tlsKey, e.getenv("PARLEY_TLS_KEY"))
+	// Checked before the database is opened: a certificate that does not load is a
+	// configuration error, reported at once.
+	certs, err := loadTLS(*tlsCert, *tlsKey)
+	if err != nil {
+		return err
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -125,16 +142,24 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: ctx.Done()}))
 	srv := phttp.NewHTTPServer(*addr, h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
+	if certs != nil {
+		certs.log = log
+		// http.Server.ServeTLS offers HTTP/2 ("h2") and HTTP/1.1 by ALPN on this config.
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.get}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return &exitError{code: 1, msg: fmt.Sprintf("listen on %s: %v", *addr, err)}
 	}
 	url := "http://" + ln.Addr().String()
+	if certs != nil {
+		url = "https://" + ln.Addr().String()
+	}
 	adminFrom := "PARLEY_ADMIN_TOKEN"
 	if admin.hash != nil {
 		adminFrom = target + ".admin"
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion())
+	log.Info("serving", "addr", ln.Addr().String(), "tls", certs != nil, "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion())
 	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
 
 	schedCtx, stopSched := context.WithCancel(ctx)
@@ -145,7 +170,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}()
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() {
+		if certs != nil {
+			serveErr <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-serveErr:
 		stopSched()

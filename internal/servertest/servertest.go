@@ -85,7 +85,7 @@ func NewToken() string {
 // Server is one room server under test.
 type Server struct {
 	Name  string
-	URL   string // http://127.0.0.1:port
+	URL   string // http://127.0.0.1:port (https:// for a server started with --tls-cert)
 	Admin string // the admin token
 
 	cmd    *exec.Cmd // nil for an in-process server
@@ -102,7 +102,7 @@ type Options struct {
 	Args  []string // more flags for `parley serve`
 }
 
-var listening = regexp.MustCompile(`parley: listening on (http://127\.0\.0\.1:\d+)`)
+var listening = regexp.MustCompile(`parley: listening on (https?://127\.0\.0\.1:\d+)`)
 
 // Start runs `parley serve --addr 127.0.0.1:0` with opts and waits until it says where it
 // listens. The process gets SIGKILL when the test ends, if it is still running; a test that
