@@ -476,7 +476,7 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	}
 
 	// The server counts posts for Prometheus.
-	if r := c.at(0).call(t, "GET", "/metrics", "", ""); !bytes.Contains(r.body, []byte(`parley_posts_total{code="201"}`)) {
+	if r := c.at(0).call(t, "GET", "/metrics", "", ""); !bytes.Contains(r.body, []byte(`parley_posts_total{status="201"}`)) {
 		t.Errorf("metrics:\n%s", r.body)
 	}
 }
