@@ -194,7 +194,7 @@ func TestScrape(t *testing.T) {
 	}
 	post("v1 note plan to b n=1\nthe limiter goes first\n", "", "")
 	post("v1 note plan to b n=1\nthe limiter goes first\n", "", parley.ECONFLICT) // a repeat: 409
-	post("v1 note plan to nobody n=1\nwhat\n", "", parley.EINVALID)                   // 422
+	post("v1 note plan to nobody n=1\nwhat\n", "", parley.EINVALID)               // 422
 	post("v1 note plan to b n=1\nretried\n", "k-1", "")
 	if _, err := a.Post(ctx, nil, "r", []byte("v1 note plan to b n=1\nretried\n"), "k-1"); err != nil { // replayed: 200
 		t.Fatal(err)
