@@ -196,6 +196,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A response that turns out to be an event stream (the API's, the UI's live transcript,
 	// MCP's) counts as open until the handler returns.
 	rec.openStream = func() func() { return s.metrics.StreamOpened(streamEdge(r.Pattern)) }
+	// Deferred first so it runs last: after the request is counted, and even when the
+	// deferred function below re-raises an aborted handler's panic.
+	defer func() {
+		if rec.streamEnd != nil {
+			rec.streamEnd()
+		}
+	}()
 	info := &requestInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 	defer func() {
@@ -216,9 +223,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
-		}
-		if rec.streamEnd != nil {
-			rec.streamEnd()
 		}
 		s.metrics.Request(route, status, d)
 		level := slog.LevelInfo

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -31,7 +32,8 @@ type server struct {
 	svc   *room.Service
 }
 
-func start(t *testing.T) *server {
+// start serves; mount, if given, mounts other edges before the server starts.
+func start(t *testing.T, mount ...func(*phttp.Server)) *server {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
@@ -46,6 +48,9 @@ func start(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}), phttp.WithMetrics(reg))
+	for _, m := range mount {
+		m(h)
+	}
 	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -202,6 +207,24 @@ func TestScrape(t *testing.T) {
 	// An ask whose time has passed lapses at the scheduler's next pass.
 	post("v1 request plan to b n=2\nask pick one by 20200101T0000Z\ndefault A\n", "", "")
 	post("v1 report plan to b n=6\ndone#1 suite green\nev#1 run ci-1\ndone#2 route test\nev#2 run ci-2\ndone#3 docs\nev#3 run ci-9\n", "", "")
+	// A room that takes one message a minute from a seat: the second is refused with 429.
+	slow := &parley.Policy{SeatMessagesPerMinute: 1, SeatBurst: 1}
+	if _, err := adm.CreateRoom(ctx, nil, "slow", slow); err != nil {
+		t.Fatal(err)
+	}
+	_, slowTok, err := adm.AddSeat(ctx, nil, "slow", "a", parley.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", parley.ERATELIMIT} {
+		_, err := adm.WithToken(slowTok).Post(ctx, nil, "slow", fmt.Appendf(nil, "v1 note plan to all n=1\nfact %d\n", i), "")
+		if parley.ErrorCode(err) != want {
+			t.Fatalf("slow room post %d: %v, want %q", i, err, want)
+		}
+		if err == nil {
+			stored++
+		}
+	}
 	if n, err := s.svc.LapseDue(ctx); n != 1 || err != nil {
 		t.Fatalf("LapseDue = %d, %v; want 1", n, err)
 	}
@@ -222,7 +245,10 @@ func TestScrape(t *testing.T) {
 	for {
 		fams = scrape(t, s.url)
 		open := byLabel(t, family(t, fams, metrics.OpenStreams, dto.MetricType_GAUGE), "edge")
-		if open["api"] == 0 {
+		// A scrape gathers the collectors concurrently, not as one snapshot: wait for both
+		// the gauge's drop and the request's count.
+		req := fams[metrics.RequestDuration]
+		if open["api"] == 0 && req != nil && byLabel(t, req, "route", "status_class")["GET /v1/rooms/{room}/events"] == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -232,9 +258,9 @@ func TestScrape(t *testing.T) {
 	}
 
 	equal(t, metrics.Posts, byLabel(t, family(t, fams, metrics.Posts, dto.MetricType_COUNTER), "status"),
-		map[string]float64{"201": float64(stored), "200": 1, "409": 1, "422": 1})
+		map[string]float64{"201": float64(stored), "200": 1, "409": 1, "422": 1, "429": 1})
 	equal(t, metrics.Refusals, byLabel(t, family(t, fams, metrics.Refusals, dto.MetricType_COUNTER), "code"),
-		map[string]float64{parley.ECONFLICT: 1, parley.EINVALID: 1})
+		map[string]float64{parley.ECONFLICT: 1, parley.EINVALID: 1, parley.ERATELIMIT: 1})
 	if got := family(t, fams, metrics.AsksLapsed, dto.MetricType_COUNTER).Metric[0].Counter.GetValue(); got != 1 {
 		t.Errorf("%s = %v, want 1", metrics.AsksLapsed, got)
 	}
@@ -270,13 +296,13 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s{%s,%s}: buckets %v", metrics.RequestDuration, route, class, h.Bucket)
 		}
 	}
-	equal(t, metrics.RequestDuration+" "+metrics.PostRoute, posts, map[string]float64{"2xx": float64(stored + 1), "4xx": 2})
+	equal(t, metrics.RequestDuration+" "+metrics.PostRoute, posts, map[string]float64{"2xx": float64(stored + 1), "4xx": 3})
 	if byLabel(t, req, "route", "status_class")["GET /v1/rooms/{room}/events"] != 1 {
-		t.Errorf("the event stream's request is not counted by its pattern")
+		t.Errorf("the event stream's request is not counted by its pattern: %v", byLabel(t, req, "route", "status_class"))
 	}
 
-	if got := family(t, fams, metrics.Rooms, dto.MetricType_GAUGE).Metric[0].Gauge.GetValue(); got != 1 {
-		t.Errorf("%s = %v, want 1", metrics.Rooms, got)
+	if got := family(t, fams, metrics.Rooms, dto.MetricType_GAUGE).Metric[0].Gauge.GetValue(); got != 2 {
+		t.Errorf("%s = %v, want 2", metrics.Rooms, got)
 	}
 	if got := family(t, fams, metrics.Uptime, dto.MetricType_GAUGE).Metric[0].Gauge.GetValue(); got <= 0 || got > 600 {
 		t.Errorf("%s = %v", metrics.Uptime, got)
@@ -287,6 +313,60 @@ func TestScrape(t *testing.T) {
 	}
 	family(t, fams, "process_cpu_seconds_total", dto.MetricType_COUNTER)
 	family(t, fams, "process_resident_memory_bytes", dto.MetricType_GAUGE)
+}
+
+// TestStreamEdges checks that any event stream the server carries counts as open by its
+// edge, the UI's and MCP's as well as the API's, until its handler returns, an aborted one
+// included.
+func TestStreamEdges(t *testing.T) {
+	release := make(chan struct{})
+	stream := func(abort bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+			io.WriteString(w, "retry: 3000\n\n")
+			w.(http.Flusher).Flush()
+			<-release
+			if abort {
+				panic(http.ErrAbortHandler)
+			}
+		})
+	}
+	s := start(t, func(h *phttp.Server) {
+		h.Handle("/", stream(false))
+		h.Handle("/mcp", stream(true))
+		h.Handle("/plain", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "not a stream") }))
+	})
+	var bodies []io.Closer
+	for _, path := range []string{"/transcript/r/live", "/mcp", "/plain"} {
+		resp, err := http.Get(s.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, resp.Body)
+		if path != "/plain" {
+			// The first event arrived: the handler is past its header.
+			if _, err := resp.Body.Read(make([]byte, 8)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
+	}()
+	open := func() map[string]float64 {
+		return byLabel(t, family(t, scrape(t, s.url), metrics.OpenStreams, dto.MetricType_GAUGE), "edge")
+	}
+	equal(t, metrics.OpenStreams, open(), map[string]float64{"web": 1, "mcp": 1, "api": 0})
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for o := open(); o["web"] != 0 || o["mcp"] != 0; o = open() {
+		if time.Now().After(deadline) {
+			t.Fatalf("streams still open after their handlers returned: %v", o)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestRegistriesApart checks that two servers in one process count apart: each has a
