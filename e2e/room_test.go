@@ -476,7 +476,27 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	}
 
 	// The server counts posts for Prometheus.
-	if r := c.at(0).call(t, "GET", "/metrics", "", ""); !bytes.Contains(r.body, []byte(`parley_posts_total{code="201"}`)) {
+	if r := c.at(0).call(t, "GET", "/metrics", "", ""); !bytes.Contains(r.body, []byte(`parley_posts_total{status="201"}`)) {
 		t.Errorf("metrics:\n%s", r.body)
+	}
+	// The room service reports to the same registry: across the servers, the lapse above and
+	// p2's verified commit evidence are counted.
+	sum := func(series string) float64 {
+		total := 0.0
+		for i := range c {
+			r := c.at(i).call(t, "GET", "/metrics", "", "")
+			for _, l := range strings.Split(string(r.body), "\n") {
+				if v, ok := strings.CutPrefix(l, series+" "); ok {
+					f, _ := strconv.ParseFloat(v, 64)
+					total += f
+				}
+			}
+		}
+		return total
+	}
+	for _, series := range []string{"parley_asks_lapsed_total", `parley_evidence_checks_total{verdict="verified"}`} {
+		if n := sum(series); n < 1 {
+			t.Errorf("%s = %v across the servers, want at least 1", series, n)
+		}
 	}
 }

@@ -75,9 +75,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 
-	s.metrics.streams.Add(1)
-	defer s.metrics.streams.Add(-1)
-
 	sw := sse.NewWriter(ctx, w)
 	defer sw.Close()
 	// However the loop below ends (a failed send included), a revocation says why.

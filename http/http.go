@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/metrics"
 	"github.com/parleyhq/parley/internal/redact"
 )
 
@@ -81,7 +82,7 @@ type Server struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	fallback  http.Handler // "/" when a UI is mounted; JSON 404 otherwise
-	metrics   *metrics
+	metrics   *metrics.Metrics
 	heartbeat time.Duration
 	inboxText func(*parley.Inbox) string
 	stateText func(*parley.StateRecord) string
@@ -121,7 +122,6 @@ func NewServer(svc parley.RoomService, opts ...Option) *Server {
 		svc:       svc,
 		log:       slog.Default(),
 		mux:       http.NewServeMux(),
-		metrics:   newMetrics(),
 		heartbeat: 15 * time.Second,
 		closing:   make(chan struct{}),
 		gzPages:   newGzipPages(gzipPagesBudget),
@@ -129,6 +129,10 @@ func NewServer(svc parley.RoomService, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
+	s.countRooms()
 	s.routes()
 	return s
 }
@@ -139,7 +143,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	m.HandleFunc("GET /metrics", s.handleMetrics)
+	m.Handle("GET /metrics", s.metricsHandler())
 
 	m.HandleFunc("POST /v1/rooms", s.api(s.handleCreateRoom))
 	m.HandleFunc("GET /v1/rooms", s.api(s.handleRooms))
@@ -198,6 +202,16 @@ func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
+	// A response that turns out to be an event stream (the API's, the UI's live transcript,
+	// MCP's) counts as open until the handler returns.
+	rec.openStream = func() func() { return s.metrics.StreamOpened(streamEdge(r.Pattern)) }
+	// Deferred first so it runs last: after the request is counted, and even when the
+	// deferred function below re-raises an aborted handler's panic.
+	defer func() {
+		if rec.streamEnd != nil {
+			rec.streamEnd()
+		}
+	}()
 	info := &requestInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 	defer func() {
@@ -219,7 +233,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if route == "" {
 			route = "unmatched"
 		}
-		s.metrics.observe(route, status, d)
+		s.metrics.Request(route, status, d)
 		level := slog.LevelInfo
 		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
@@ -269,25 +283,38 @@ type recorder struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
+	openStream  func() (end func()) // called when the header says text/event-stream
+	streamEnd   func()              // what openStream returned, if it was called
+}
+
+// begin notes the status the response starts with, and whether it is an event stream.
+func (r *recorder) begin(code int) {
+	if r.wroteHeader {
+		return
+	}
+	r.status, r.wroteHeader = code, true
+	if code == http.StatusOK && r.openStream != nil &&
+		strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") {
+		r.streamEnd = r.openStream()
+	}
 }
 
 func (r *recorder) WriteHeader(code int) {
-	if !r.wroteHeader {
-		r.status, r.wroteHeader = code, true
+	if code >= 200 { // 1xx headers are informational; the real status follows
+		r.begin(code)
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	if !r.wroteHeader {
-		r.status, r.wroteHeader = http.StatusOK, true
-	}
+	r.begin(http.StatusOK)
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
 	return n, err
 }
 
 func (r *recorder) Flush() {
+	r.begin(http.StatusOK)
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

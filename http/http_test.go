@@ -596,9 +596,9 @@ func TestMountAndMetrics(t *testing.T) {
 	r := do(t, ts, "GET", "/metrics", "", "")
 	for _, want := range []string{
 		"parley_rooms 2\n",
-		"parley_posts_total{code=\"409\"} 1\n",
-		`parley_http_request_duration_seconds_count{route="POST /v1/rooms/{room}/messages"} 1`,
-		`parley_http_request_duration_seconds_bucket{route="POST /v1/rooms/{room}/messages",le="+Inf"} 1`,
+		"parley_posts_total{status=\"409\"} 1\n",
+		`parley_http_request_duration_seconds_count{route="POST /v1/rooms/{room}/messages",status_class="4xx"} 1`,
+		`parley_http_request_duration_seconds_bucket{route="POST /v1/rooms/{room}/messages",status_class="4xx",le="+Inf"} 1`,
 		"# TYPE parley_uptime_seconds gauge\n",
 	} {
 		if !strings.Contains(string(r.body), want) {

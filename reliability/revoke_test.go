@@ -507,8 +507,8 @@ func revokeSlowReader(t *testing.T, env *revokeEnv) {
 	streams := func() string {
 		r := env.b.Call(t, "GET", "/metrics", "", nil)
 		for _, l := range strings.Split(string(r.Body), "\n") {
-			if strings.HasPrefix(l, "parley_event_streams ") {
-				return strings.TrimPrefix(l, "parley_event_streams ")
+			if v, ok := strings.CutPrefix(l, `parley_open_streams{edge="api"} `); ok {
+				return v
 			}
 		}
 		return "?"

@@ -76,7 +76,7 @@ func (s *Service) LapseDue(ctx context.Context) (int, error) {
 			Topic: lapseTopic(ask), Intent: "note", Re: ask.Seq, Body: body,
 			Tokens: s.tok.Count(body), Hash: hashBody(body),
 		}
-		_, err := s.store.Append(ctx, &parley.Append{Message: msg, Lapses: ask})
+		_, err := s.appendTimed(ctx, &parley.Append{Message: msg, Lapses: ask})
 		switch {
 		case parley.ErrorCode(err) == parley.ECONFLICT:
 			continue // answered meanwhile, or another process lapsed it first
@@ -86,6 +86,7 @@ func (s *Service) LapseDue(ctx context.Context) (int, error) {
 		s.addStat(ctx, ask.Room, parley.SystemSeat, "tokens_posted", int64(msg.Tokens))
 		s.addStat(ctx, ask.Room, parley.SystemSeat, "messages", 1)
 		s.log.InfoContext(ctx, "room: ask lapsed", "room", ask.Room, "seq", ask.Seq, "line", ask.Line, "default", ask.Default != "")
+		s.obs.Lapsed(1)
 		n++
 	}
 	return n, nil

@@ -236,6 +236,7 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 				checks++
 				v = s.ev.Resolve(ctx, room, ev.Text)
 			}
+			s.obs.EvidenceChecked(v.Status)
 			notes = append(notes, "! ev"+lbl+" "+v.String())
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false

@@ -29,6 +29,11 @@ type draft struct {
 
 // Post runs the post pipeline for the caller's seat.
 func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (res *parley.PostResult, err error) {
+	defer func() {
+		if code := parley.ErrorCode(err); err != nil && code != parley.EINTERNAL {
+			s.obs.Refused(code)
+		}
+	}()
 	seat, err := s.poster(ctx, c, room)
 	if err != nil {
 		return nil, err
@@ -107,7 +112,7 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 		// it with re without closing them.
 		a.Answers = []int64{d.re}
 	}
-	m, err := s.store.Append(ctx, a)
+	m, err := s.appendTimed(ctx, a)
 	switch {
 	case err != nil && parley.ErrorCode(err) == parley.ECONFLICT && seqField(err) > 0:
 		// Another post of the same body won the race past the early dedup check.

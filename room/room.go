@@ -63,6 +63,9 @@ type Config struct {
 	// HistoryCacheBytes is the budget of the cache of full history pages (pagecache.go):
 	// 0 = DefaultHistoryCacheBytes, negative = no cache.
 	HistoryCacheBytes int64
+	// Observer hears lapses, evidence verdicts, refusals and store append times (nil = none);
+	// `parley serve` passes its Prometheus registry (package internal/metrics).
+	Observer Observer
 }
 
 // Service implements parley.RoomService on a parley.Store.
@@ -84,6 +87,7 @@ type Service struct {
 	pages    pageCache     // full history pages, which never change
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 	holds    holds         // long-lived requests by seat, ended with their token (hold.go)
+	obs      Observer      // never nil
 }
 
 var _ parley.RoomService = (*Service)(nil)
@@ -113,6 +117,10 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	s.obs = cfg.Observer
+	if s.obs == nil {
+		s.obs = noObserver{}
 	}
 	if cfg.AdminToken != "" {
 		s.admin = sha256.Sum256([]byte(cfg.AdminToken))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/metrics"
 	"github.com/parleyhq/parley/internal/redact"
 	"github.com/parleyhq/parley/mcp"
 	"github.com/parleyhq/parley/postgres"
@@ -128,7 +129,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
-	rs, err := room.New(store, room.Config{AdminToken: admin.token, AdminHash: admin.hash, GitRepo: *gitRepo, Logger: log})
+	// One Prometheus registry for the service and the edges: /metrics serves it.
+	reg := metrics.New()
+	rs, err := room.New(store, room.Config{AdminToken: admin.token, AdminHash: admin.hash, GitRepo: *gitRepo, Logger: log, Observer: reg})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -137,7 +140,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		svc = &adminGate{RoomService: rs, hash: admin.hash}
 	}
 
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}), phttp.WithMetrics(reg))
 	h.Handle("/mcp", mcp.NewHandler(svc, log, mcp.ShutdownOn(ctx.Done()), mcp.WithRenderer(room.Renderer{})))
 	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: ctx.Done()}))
 	srv := phttp.NewHTTPServer(*addr, h, log)

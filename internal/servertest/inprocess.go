@@ -13,6 +13,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/metrics"
 	"github.com/parleyhq/parley/postgres"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
@@ -51,12 +52,13 @@ func InProcess(tb testing.TB, opts InProcessOptions) *Server {
 		tb.Fatal(err)
 	}
 	admin := NewToken()
-	svc, err := room.New(store, room.Config{AdminToken: admin, GitRepo: opts.GitRepo, Logger: log})
+	reg := metrics.New()
+	svc, err := room.New(store, room.Config{AdminToken: admin, GitRepo: opts.GitRepo, Logger: log, Observer: reg})
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)
 	}
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}), phttp.WithMetrics(reg))
 	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	if opts.ReadTimeout > 0 {
