@@ -85,7 +85,7 @@ fill:
 		want := min(chunk, limit-n)
 		msgs, err := s.store.Messages(ctx, room, p.Last, want)
 		if err != nil {
-			return nil, s.readFailed(ctx, "history", err)
+			return nil, s.internal(ctx, "history", err)
 		}
 		for _, m := range msgs {
 			block = AppendMessage(block[:0], m)

@@ -37,7 +37,7 @@ func (s *Service) Messages(ctx context.Context, c *parley.Caller, room string, a
 	}
 	msgs, err := s.store.Messages(ctx, room, after, limit)
 	if err != nil {
-		return nil, 0, s.readFailed(ctx, "messages", err)
+		return nil, 0, s.internal(ctx, "messages", err)
 	}
 	if !latest {
 		if last, err = s.lastSeq(ctx, room); err != nil {
@@ -97,20 +97,7 @@ func (s *Service) lastSeq(ctx context.Context, room string) (int64, error) {
 		return 0, parley.Errorf(parley.ENOTFOUND, "no room %s", room)
 	}
 	if err != nil {
-		return 0, s.readFailed(ctx, "messages", err)
+		return 0, s.internal(ctx, "messages", err)
 	}
 	return last, nil
-}
-
-// readFailed is the error of a read whose store call failed: when the read is held and its
-// hold was ended by a revocation or rotation (which cancels the context the store call ran
-// under), the reason, EUNAUTHORIZED, as a read that had succeeded would have returned it;
-// any other failure as it is.
-func (s *Service) readFailed(ctx context.Context, op string, err error) error {
-	if h, _ := ctx.Value(holdKey{}).(*hold); h != nil {
-		if cause := context.Cause(h.ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
-			return cause
-		}
-	}
-	return s.internal(ctx, op, err)
 }
