@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -123,8 +122,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, c *parley.
 		}
 		select {
 		case <-ctx.Done():
-			sw.Farewell(context.Cause(ctx))
-			return nil
+			return nil // the deferred FarewellIfEnded says why, when a revocation ended it
 		case <-s.closing:
 			return nil
 		case _, ok := <-wake:

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -193,11 +192,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-ctx.Done():
-			if cause := context.Cause(ctx); parley.ErrorCode(cause) == parley.EUNAUTHORIZED {
-				h.endSession(u.sid)
-				sw.Farewell(cause)
-			}
-			return
+			return // the deferred FarewellIfEnded signs out and says why, when a revocation ended it
 		case <-h.opts.Done:
 			return
 		case _, ok := <-wake:
