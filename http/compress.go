@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"compress/gzip"
-	"container/list"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/lru"
 )
 
 // Compression happens here, at the edge: the service (and its page cache) keeps serving the
@@ -225,20 +225,11 @@ const gzipPagesBudget = 32 << 20
 // same bytes give the same gzip whoever reads them, and a caller only ever reaches an entry
 // through a page the service let it read.
 type gzipPages struct {
-	mu     sync.Mutex
-	budget int
-	used   int
-	lru    *list.List // of *gzipPage, most recent first
-	byKey  map[[32]byte]*list.Element
-}
-
-type gzipPage struct {
-	key [32]byte
-	gz  []byte
+	pages *lru.Cache[[32]byte, []byte]
 }
 
 func newGzipPages(budget int) *gzipPages {
-	return &gzipPages{budget: budget, lru: list.New(), byKey: map[[32]byte]*list.Element{}}
+	return &gzipPages{pages: lru.New[[32]byte, []byte](int64(budget))}
 }
 
 // get returns the gzip of page, compressing it when it is not kept yet.
@@ -248,15 +239,11 @@ func (c *gzipPages) get(page *parley.HistoryPage) ([]byte, error) {
 		return nil, fmt.Errorf("history page with a %d-byte sum", len(page.Sum))
 	}
 	copy(key[:], page.Sum)
-	c.mu.Lock()
-	if e, ok := c.byKey[key]; ok {
-		c.lru.MoveToFront(e)
-		c.mu.Unlock()
-		return e.Value.(*gzipPage).gz, nil
+	if gz, ok := c.pages.Get(key); ok {
+		return gz, nil
 	}
-	c.mu.Unlock()
 
-	// Compressed outside the lock: two readers missing at once both compress, and the
+	// Compressed outside any lock: two readers missing at once both compress, and the
 	// second's copy replaces nothing.
 	var buf bytes.Buffer
 	zw := gzipWriters.Get().(*gzip.Writer)
@@ -271,18 +258,8 @@ func (c *gzipPages) get(page *parley.HistoryPage) ([]byte, error) {
 		return nil, err
 	}
 	gz := bytes.Clone(buf.Bytes())
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; ok || len(gz) > c.budget/8 {
-		return gz, nil
-	}
-	c.byKey[key] = c.lru.PushFront(&gzipPage{key: key, gz: gz})
-	c.used += len(gz)
-	for c.used > c.budget {
-		old := c.lru.Remove(c.lru.Back()).(*gzipPage)
-		delete(c.byKey, old.key)
-		c.used -= len(old.gz)
+	if int64(len(gz)) <= c.pages.Budget()/8 {
+		c.pages.Add(key, gz, int64(len(gz)))
 	}
 	return gz, nil
 }

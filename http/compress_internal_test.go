@@ -101,8 +101,8 @@ func TestGzipPages(t *testing.T) {
 		if _, err := small.get(pages[i]); err != nil {
 			t.Fatal(err)
 		}
-		if small.used > small.budget {
-			t.Fatalf("%d bytes kept over a budget of %d", small.used, small.budget)
+		if used, _ := small.pages.Size(); used > small.pages.Budget() {
+			t.Fatalf("%d bytes kept over a budget of %d", used, small.pages.Budget())
 		}
 	}
 	small.get(pages[19]) // the most recent is kept

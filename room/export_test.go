@@ -31,5 +31,5 @@ func (s *Service) StateWholeRoom(ctx context.Context, room, topic string) (*parl
 // entries, and its budget.
 func (s *Service) PageCacheSize() (used int64, entries int, budget int64) {
 	used, entries = s.pages.size()
-	return used, entries, s.pages.budget
+	return used, entries, s.pages.budget()
 }

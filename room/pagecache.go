@@ -1,8 +1,9 @@
 package room
 
 import (
-	"container/list"
 	"sync"
+
+	"github.com/parleyhq/parley/internal/lru"
 )
 
 // The page cache keeps full history pages in memory. A full page (parley.HistoryPage.Full:
@@ -47,21 +48,24 @@ func (p *cachedPage) cost() int64 {
 	return int64(len(p.text)) + 4*int64(len(p.offs)) + int64(len(p.key.room)) + pageOverhead
 }
 
-// pageCache is a least-recently-used cache of full pages within a byte budget. The zero
-// value, or a budget of 0, caches nothing.
+// pageCache is a least-recently-used cache of full pages within a byte budget, and the
+// claims of the streams filling it. The zero value caches nothing.
 type pageCache struct {
+	pages   *lru.Cache[pageKey, *cachedPage]
 	mu      sync.Mutex
-	budget  int64
-	used    int64
-	m       map[pageKey]*list.Element // of *cachedPage
-	lru     list.List                 // front: most recently used
-	filling map[pageKey]bool          // pages a stream is keeping on its way to the cache
+	filling map[pageKey]bool // pages a stream is keeping on its way to the cache
 }
 
 func (c *pageCache) init(budget int64) {
-	c.budget = max(budget, 0)
-	c.m = map[pageKey]*list.Element{}
+	c.pages = lru.New[pageKey, *cachedPage](budget)
 	c.filling = map[pageKey]bool{}
+}
+
+func (c *pageCache) budget() int64 {
+	if c.pages == nil {
+		return 0
+	}
+	return c.pages.Budget()
 }
 
 // claim reports whether the caller, about to stream a full page of size bytes, should keep
@@ -69,12 +73,12 @@ func (c *pageCache) init(budget int64) {
 // it already (readers that start together each hold a copy only of pages no one else is
 // filling). A claim is ended by put or unclaim.
 func (c *pageCache) claim(k pageKey, size int64) bool {
-	if c.budget <= 0 || size+pageOverhead > c.budget/4 {
+	if b := c.budget(); b <= 0 || size+pageOverhead > b/4 {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok || c.filling[k] {
+	if c.filling[k] || c.pages.Contains(k) {
 		return false
 	}
 	c.filling[k] = true
@@ -88,47 +92,26 @@ func (c *pageCache) unclaim(k pageKey) {
 }
 
 func (c *pageCache) get(k pageKey) *cachedPage {
-	if c.budget <= 0 {
+	if c.budget() <= 0 {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[k]
-	if !ok {
-		return nil
-	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*cachedPage)
+	p, _ := c.pages.Get(k)
+	return p
 }
 
+// put keeps p (a page already cached meanwhile by another reader has the same bytes and is
+// only marked used) and ends its claim.
 func (c *pageCache) put(p *cachedPage) {
-	cost := p.cost()
-	if c.budget <= 0 || cost > c.budget/4 {
-		c.unclaim(p.key)
-		return
+	if cost := p.cost(); c.budget() > 0 && cost <= c.budget()/4 {
+		c.pages.Add(p.key, p, cost)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.filling, p.key)
-	if e, ok := c.m[p.key]; ok {
-		// Another reader cached the same page meanwhile: the bytes are the same.
-		c.lru.MoveToFront(e)
-		return
-	}
-	c.m[p.key] = c.lru.PushFront(p)
-	c.used += cost
-	for c.used > c.budget {
-		e := c.lru.Back()
-		old := e.Value.(*cachedPage)
-		c.lru.Remove(e)
-		delete(c.m, old.key)
-		c.used -= old.cost()
-	}
+	c.unclaim(p.key)
 }
 
 // size returns the bytes the cache holds by its own count, and its entries.
 func (c *pageCache) size() (int64, int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used, len(c.m)
+	if c.pages == nil {
+		return 0, 0
+	}
+	return c.pages.Size()
 }

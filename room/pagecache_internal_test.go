@@ -37,10 +37,11 @@ func TestPageCacheLRU(t *testing.T) {
 	c.put(testPage("r", 30, 500))
 	c.put(testPage("r", 40, 500)) // over the budget: b, the least recently used, goes
 	if c.get(b.key) != nil || c.get(a.key) == nil {
-		t.Fatalf("evicted the wrong page: used %d of %d", c.used, c.budget)
+		used, _ := c.size()
+		t.Fatalf("evicted the wrong page: used %d of %d", used, c.budget())
 	}
-	if used, _ := c.size(); used > c.budget {
-		t.Fatalf("used %d of %d", used, c.budget)
+	if used, _ := c.size(); used > c.budget() {
+		t.Fatalf("used %d of %d", used, c.budget())
 	}
 	if c.claim(pageKey{"r", 50, 10}, 1001) {
 		t.Fatal("a page over a quarter of the budget was claimed")
