@@ -66,7 +66,10 @@ func (s *Service) Hold(ctx context.Context, c *parley.Caller) (context.Context, 
 		hctx, cancel := context.WithCancel(ctx)
 		return hctx, cancel, nil
 	}
-	s.holds.watch.Do(func() { go s.followSeats() })
+	// Subscribed here, before the first hold is registered and checked, not in the
+	// goroutine: a change made between this hold's check and a late subscription would
+	// otherwise reach no one.
+	s.holds.watch.Do(func() { go s.followSeats(s.store.WatchSeats(context.Background())) })
 	hctx, cancel := context.WithCancelCause(ctx)
 	h := &hold{key: seatKey{c.Seat.Room, c.Seat.Name}, hash: c.Seat.TokenHash, cancel: cancel}
 	h.ctx = context.WithValue(hctx, holdKey{}, h)
@@ -191,8 +194,8 @@ func (s *Service) holdsOf(k seatKey) []*hold {
 }
 
 // followSeats applies the store's seat changes to the holds until the store closes.
-func (s *Service) followSeats() {
-	for ch := range s.store.WatchSeats(context.Background()) {
+func (s *Service) followSeats(changes <-chan parley.SeatChange) {
+	for ch := range changes {
 		ctx, cancel := context.WithTimeout(context.Background(), holdCheckTimeout)
 		s.seatChanged(ctx, ch)
 		cancel()
