@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -89,7 +90,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	if render == nil {
 		render = jsonRenderer{}
 	}
-	t := &tools{svc: svc, logger: logger, render: render, cursors: map[string]int64{}, done: cfg.done}
+	t := &tools{svc: svc, logger: logger, render: render, cursors: map[string]int64{}, schemas: map[string]*jsonschema.Schema{}, done: cfg.done}
 	t.sessions = newSessions(svc, logger, cfg.maxSessions, t.forgetCursor)
 	server := t.server()
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
