@@ -48,6 +48,9 @@ func parseProxySetup(publicURL string, allowHosts, trustedProxies []string) (*pr
 		p.hosts = append(p.hosts, strings.ToLower(u.Hostname()))
 	}
 	for _, h := range allowHosts {
+		if strings.ContainsAny(h, "/@ ") {
+			return nil, usageErrorf("--allow-host %q: give a host name without scheme or path, e.g. parley.internal", h)
+		}
 		name := h
 		if hst, _, err := net.SplitHostPort(h); err == nil {
 			name = hst
