@@ -189,6 +189,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := context.WithValue(r.Context(), callerCtxKey{}, c)
+	// The SDK answers calls and the standing stream as Server-Sent Events; a buffering
+	// proxy (nginx's default) would hold them back.
+	w.Header().Set("X-Accel-Buffering", "no")
 	if r.Method == http.MethodGet && h.done != nil {
 		// A GET is the client's standing SSE stream; it would outlive a graceful shutdown.
 		var cancel context.CancelFunc
