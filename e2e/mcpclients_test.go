@@ -39,22 +39,23 @@ func nodeClients(t *testing.T) (node string) {
 	return node
 }
 
-// inspectorCalls are the MCP Inspector CLI's calls, one line each: the tool and the
-// arguments as its --tool-arg key=value pairs, or as --tool-args-json when json is set
-// (passed verbatim, the way a client that sends every value as a string would). want is
-// text the result must hold ("" = any non-error result).
+// inspectorCalls are the MCP Inspector CLI's calls, one line each: the tool, the arguments
+// as its --tool-arg key=value pairs, and text the result must hold ("" = any result that is
+// not an error). The Inspector parses each value as JSON when it can and then converts the
+// strings to the type the schema names: `after=1` arrives as the integer 1 only because the
+// schema says "integer", and `topic=2026` arrives as the number 2026, which the server reads
+// as the topic "2026" (the topic of the Inspector's post).
 var inspectorCalls = []struct {
 	tool string
 	args []string
-	json string
 	want string
 }{
 	{tool: "whoami", want: "seat inspector"},
-	{tool: "post", args: []string{"body=v1 note limiter to all n=1\nposted by the Inspector CLI\n"}, want: "posted #"},
-	{tool: "read", args: []string{"after=1"}, want: "#2 inspector "},
-	{tool: "read", json: `{"after":"1","wait":"1"}`, want: "#2 inspector "},
+	{tool: "post", args: []string{"body=v1 note 2026 to all n=1\nposted by the Inspector CLI\n"}, want: "posted #2"},
+	{tool: "read", args: []string{"after=1", "wait=1"}, want: "#2 inspector "},
 	{tool: "inbox", want: "inbox"},
 	{tool: "state", args: []string{"topic=limiter"}, want: "state limiter"},
+	{tool: "state", args: []string{"topic=2026"}, want: "state 2026"},
 	{tool: "lint", args: []string{"body=v1 note limiter to all n=1\none fact\n"}},
 }
 
@@ -147,9 +148,6 @@ func TestMCPClients(t *testing.T) {
 		called := map[string]bool{}
 		for _, c := range inspectorCalls {
 			args := append(slices.Clone(inspector[1:]), "--method", "tools/call", "--tool-name", c.tool)
-			if c.json != "" {
-				args = append(args, "--tool-args-json", c.json)
-			}
 			for _, a := range c.args {
 				args = append(args, "--tool-arg", a)
 			}
@@ -159,15 +157,15 @@ func TestMCPClients(t *testing.T) {
 				IsError bool
 			}
 			if err != nil || json.Unmarshal([]byte(out), &res) != nil || len(res.Content) == 0 {
-				t.Errorf("inspector %s %q%s: %v\nstdout:\n%s\nstderr:\n%s", c.tool, c.args, c.json, err, out, errOut)
+				t.Errorf("inspector %s %q: %v\nstdout:\n%s\nstderr:\n%s", c.tool, c.args, err, out, errOut)
 				continue
 			}
 			text := res.Content[0].Text
 			if res.IsError || !strings.Contains(text, c.want) {
-				t.Errorf("inspector %s %q%s: error %v, want text holding %q:\n%s", c.tool, c.args, c.json, res.IsError, c.want, text)
+				t.Errorf("inspector %s %q: error %v, want text holding %q:\n%s", c.tool, c.args, res.IsError, c.want, text)
 			}
 			if c.tool == "read" && (strings.Contains(text, "\n#1 ") || strings.HasPrefix(text, "#1 ")) {
-				t.Errorf("inspector read %q%s returned #1, which is not after 1:\n%s", c.args, c.json, text)
+				t.Errorf("inspector read %q returned #1, which is not after 1:\n%s", c.args, text)
 			}
 			called[c.tool] = true
 		}

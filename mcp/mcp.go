@@ -4,8 +4,10 @@
 //
 // Every HTTP request carries the seat's bearer token and is authenticated before the MCP SDK
 // sees it: a missing, unknown or revoked token is answered 401 and never reaches a session.
-// Requests whose Host names a DNS name that is neither localhost nor configured are refused
-// (DNS rebinding), and so are cross-origin browser requests.
+// Requests whose Host names a DNS name that is neither localhost nor configured (AllowHost)
+// are refused (DNS rebinding), and so are cross-origin browser requests from any origin not
+// configured (AllowOrigin). Every refusal is the server's JSON error shape (errors.go), the
+// SDK's own included.
 //
 // Sessions are bound to the token that opened them: revoking or rotating it closes them at
 // once (their standing SSE stream ends, a waiting read answers why), on this server or any
