@@ -472,3 +472,14 @@ func TestAllowOrigin(t *testing.T) {
 		}
 	}
 }
+
+// The bridge reports a refused token in words, from the server's JSON error: its code,
+// message and hint, not the raw JSON.
+func TestBridgeRefusalInWords(t *testing.T) {
+	f := newFixture(t)
+	ct, _ := sdk.NewInMemoryTransports()
+	err := mcp.Bridge(t.Context(), mcp.BridgeConfig{URL: f.url, Token: "pk_not_a_real_token"}, ct)
+	if err == nil || !strings.Contains(err.Error(), "refused the token: 401 Unauthorized: unauthorized: ") || strings.Contains(err.Error(), `{"error"`) {
+		t.Fatalf("bridge with a bad token: %v", err)
+	}
+}
