@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/forwarded"
 	"github.com/parleyhq/parley/internal/metrics"
 	"github.com/parleyhq/parley/internal/redact"
 )
@@ -87,6 +88,7 @@ type Server struct {
 	inboxText func(*parley.Inbox) string
 	stateText func(*parley.StateRecord) string
 	gzPages   *gzipPages // the gzip of full history pages
+	proxies   *forwarded.Trusted
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
@@ -111,6 +113,12 @@ func WithRenderer(r parley.Renderer) Option {
 func WithRenderers(inbox func(*parley.Inbox) string, state func(*parley.StateRecord) string) Option {
 	return func(s *Server) { s.inboxText, s.stateText = inbox, state }
 }
+
+// WithTrustedProxies believes X-Forwarded-For and X-Forwarded-Proto on connections from
+// these networks (package forwarded): the request log then records the client's address,
+// with the proxy's beside it, and the web UI's cookie is Secure for a client on HTTPS. From
+// any other address the headers are dropped. Without it they are dropped from everyone.
+func WithTrustedProxies(t *forwarded.Trusted) Option { return func(s *Server) { s.proxies = t } }
 
 // WithHeartbeat sets how often an idle event stream gets a comment line, which keeps
 // proxies from closing it (default 15s).
@@ -201,6 +209,7 @@ func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 // key…) and any path segment or value of a token's shape are logged as REDACTED.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	r = s.proxies.Apply(r)
 	rec := &recorder{ResponseWriter: w}
 	// A response that turns out to be an event stream (the API's, the UI's live transcript,
 	// MCP's) counts as open until the handler returns.
@@ -245,6 +254,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", d),
 			slog.String("remote", r.RemoteAddr),
+		}
+		if p := forwarded.Proxy(r); p != "" {
+			attrs = append(attrs, slog.String("proxy", p))
 		}
 		if r.URL.RawQuery != "" {
 			attrs = append(attrs, slog.String("query", redact.Query(r.URL.RawQuery)))

@@ -241,7 +241,7 @@ func (t *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		t.mu.Lock()
-		t.refusal = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		t.refusal = describeRefusal(resp.Status, b)
 		t.mu.Unlock()
 	}
 	return resp, err

@@ -4,8 +4,10 @@
 //
 // Every HTTP request carries the seat's bearer token and is authenticated before the MCP SDK
 // sees it: a missing, unknown or revoked token is answered 401 and never reaches a session.
-// Requests whose Host names a DNS name that is neither localhost nor configured are refused
-// (DNS rebinding), and so are cross-origin browser requests.
+// Requests whose Host names a DNS name that is neither localhost nor configured (AllowHost)
+// are refused (DNS rebinding), and so are cross-origin browser requests from any origin not
+// configured (AllowOrigin). Every refusal is the server's JSON error shape (errors.go), the
+// SDK's own included.
 //
 // Sessions are bound to the token that opened them: revoking or rotating it closes them at
 // once (their standing SSE stream ends, a waiting read answers why), on this server or any
@@ -31,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,6 +45,7 @@ type Option func(*handlerConfig)
 
 type handlerConfig struct {
 	hosts          []string
+	origins        []string
 	sessionTimeout time.Duration
 	maxSessions    int
 	done           <-chan struct{}
@@ -68,6 +72,13 @@ func AllowHost(host string) Option {
 	return func(c *handlerConfig) { c.hosts = append(c.hosts, strings.ToLower(host)) }
 }
 
+// AllowOrigin lets browser requests from origin ("https://parley.example.com") through the
+// cross-origin check even when the Host the server sees is another (a proxy that rewrites
+// it). Requests without an Origin, as MCP clients send them, need no such leave.
+func AllowOrigin(origin string) Option {
+	return func(c *handlerConfig) { c.origins = append(c.origins, origin) }
+}
+
 // SessionTimeout closes MCP sessions without a request for d (default 12h), which also
 // forgets their read cursors; a call in flight (a waiting read) keeps its session open.
 // Requests on a closed session get the SDK's 404 "session not found".
@@ -89,7 +100,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	if render == nil {
 		render = jsonRenderer{}
 	}
-	t := &tools{svc: svc, logger: logger, render: render, cursors: map[string]int64{}, done: cfg.done}
+	t := &tools{svc: svc, logger: logger, render: render, cursors: map[string]int64{}, schemas: map[string]*jsonschema.Schema{}, done: cfg.done}
 	t.sessions = newSessions(svc, logger, cfg.maxSessions, t.forgetCursor)
 	server := t.server()
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
@@ -117,7 +128,18 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, done: cfg.done, next: withInfo(stream)}
 	// Cross-origin browser requests (a web page posting to our loopback port) are refused;
 	// clients that send no Origin or Sec-Fetch-Site, as MCP clients do not, pass.
-	return http.NewCrossOriginProtection().Handler(h)
+	cop := http.NewCrossOriginProtection()
+	for _, o := range cfg.origins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			logger.Warn("mcp: trusted origin ignored", "origin", o, "err", err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusForbidden, parley.EFORBIDDEN,
+			fmt.Sprintf("cross-origin request refused (Origin %q, Host %q)", r.Header.Get("Origin"), r.Host),
+			"MCP clients send no Origin header; a browser page may call /mcp only from the server's own origin or the one `parley serve --public-url` names")
+	}))
+	return jsonErrors(cop.Handler(h))
 }
 
 // handler authenticates every request before the MCP SDK sees it.
@@ -134,7 +156,13 @@ const callerKey = "parley.caller"
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
-		http.Error(w, fmt.Sprintf("forbidden: host %q is not allowed (DNS rebinding protection); reach the server as 127.0.0.1 or localhost, or configure the host", r.Host), http.StatusForbidden)
+		host := r.Host
+		if hst, _, err := net.SplitHostPort(host); err == nil {
+			host = hst
+		}
+		writeError(w, http.StatusForbidden, parley.EFORBIDDEN,
+			fmt.Sprintf("host %q is not allowed on /mcp (DNS rebinding protection)", r.Host),
+			fmt.Sprintf("reach the server as 127.0.0.1 or localhost, or start it with `--public-url https://%s` (or `--allow-host %s`) when this name is really its own", host, host))
 		return
 	}
 	token, ok := bearer(r)
@@ -150,18 +178,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if parley.ErrorCode(err) == parley.ESTORAGEFULL {
-			http.Error(w, "storage_full: "+parley.ErrorMessage(err)+" ("+hintOf(err)+")", http.StatusInsufficientStorage)
+			writeError(w, http.StatusInsufficientStorage, parley.ESTORAGEFULL, parley.ErrorMessage(err), hintOf(err))
 			return
 		}
 		h.logger.Error("mcp: authenticate", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		writeError(w, http.StatusInternalServerError, parley.EINTERNAL, "internal error", "")
 		return
 	}
 	if c.Seat == nil {
-		http.Error(w, "forbidden: the MCP tools act as a seat of one room; use a seat token, not the admin token", http.StatusForbidden)
+		writeError(w, http.StatusForbidden, parley.EFORBIDDEN, "the MCP tools act as a seat of one room, not as the admin",
+			"use a seat token: `parley seat add ROOM NAME` prints one")
 		return
 	}
 	ctx := context.WithValue(r.Context(), callerCtxKey{}, c)
+	// The SDK answers calls and the standing stream as Server-Sent Events; a buffering
+	// proxy (nginx's default) would hold them back.
+	w.Header().Set("X-Accel-Buffering", "no")
 	if r.Method == http.MethodGet && h.done != nil {
 		// A GET is the client's standing SSE stream; it would outlive a graceful shutdown.
 		var cancel context.CancelFunc
@@ -197,10 +229,7 @@ func bearer(r *http.Request) (string, bool) {
 
 func unauthorized(w http.ResponseWriter, msg, hint string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
-	if hint != "" {
-		msg += " (" + hint + ")"
-	}
-	http.Error(w, "unauthorized: "+msg, http.StatusUnauthorized)
+	writeError(w, http.StatusUnauthorized, parley.EUNAUTHORIZED, msg, hint)
 }
 
 // hostAllowed is the DNS rebinding check. A rebinding attack needs a DNS name that the

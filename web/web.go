@@ -44,6 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/forwarded"
 	"github.com/parleyhq/parley/internal/redact"
 )
 
@@ -56,8 +57,13 @@ var staticFS embed.FS
 // Options configure the web UI.
 type Options struct {
 	// Secure marks the session cookie Secure. Set it when the server is reached over HTTPS
-	// (directly or behind a proxy); requests that arrive over TLS get it regardless.
+	// (directly or behind a proxy); requests that arrive over TLS, or through a trusted
+	// proxy that says the client used HTTPS (X-Forwarded-Proto), get it regardless.
 	Secure bool
+	// TrustedOrigins are origins ("https://parley.example.com") whose browser requests are
+	// let through the cross-origin check even when the Host header the server sees differs
+	// (a proxy that rewrites it). The server passes its --public-url.
+	TrustedOrigins []string
 	// SessionIdle signs a session out after this long without a request (default 12h).
 	SessionIdle time.Duration
 	// Now is the clock (default time.Now).
@@ -179,7 +185,13 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 			Error: "There is no page at this address."})
 	})
 	h.mux = m
-	return http.NewCrossOriginProtection().Handler(h)
+	cop := http.NewCrossOriginProtection()
+	for _, o := range opts.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			logger.Warn("web: trusted origin ignored", "origin", o, "err", err)
+		}
+	}
+	return cop.Handler(h)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -282,7 +294,7 @@ func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, value string
 		Path:     "/",
 		MaxAge:   maxAge,
 		HttpOnly: true,
-		Secure:   h.opts.Secure || r.TLS != nil,
+		Secure:   h.opts.Secure || forwarded.HTTPS(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 }

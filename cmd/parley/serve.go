@@ -50,13 +50,46 @@ serve HTTPS, HTTP/2 included, instead of plain HTTP; give both or neither. The f
 read at start, and read again when they change on disk, so a renewed certificate is picked
 up without a restart.
 
+Behind a reverse proxy (TLS at nginx, say), tell the server its public address with
+--public-url https://parley.example.com: /mcp then accepts that host name and browser
+requests from that origin. /mcp refuses every other DNS name (DNS-rebinding protection);
+IP addresses and localhost always pass, and --allow-host adds more names (repeat it, or
+list them comma-separated). An https public URL also marks the web UI's session cookie
+Secure.
+
+X-Forwarded-For and X-Forwarded-Proto are believed only from --trusted-proxy networks (a
+CIDR or an address; repeatable): the request log then records the client's address (and
+the proxy's), and a client the proxy says came over HTTPS gets a Secure cookie. From
+anyone else those headers are ignored. Give /mcp and the event streams an unbuffered
+proxy; an nginx site for it:
+
+    server {
+        listen 443 ssl;
+        server_name parley.example.com;
+        ssl_certificate     /etc/ssl/parley.pem;
+        ssl_certificate_key /etc/ssl/parley.key;
+        location / {
+            proxy_pass http://127.0.0.1:7070;
+            proxy_http_version 1.1;
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_buffering off;        # SSE and MCP streams arrive as they are sent
+            proxy_read_timeout 1h;      # long reads and event streams stay open
+        }
+    }
+
+    parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
+
 Environment: PARLEY_ADDR, PARLEY_DB, PARLEY_GIT_REPO, PARLEY_ADMIN_TOKEN, PARLEY_TLS_CERT,
-PARLEY_TLS_KEY stand in for the flags (a flag wins).`
+PARLEY_TLS_KEY, PARLEY_PUBLIC_URL stand in for the flags (a flag wins).`
 
 const serveExamples = `  parley serve
   parley serve --addr 127.0.0.1:8080 --db sqlite:/var/lib/parley/parley.db --git-repo ~/src/app
   PARLEY_ADMIN_TOKEN=… parley serve --addr :7070 --db postgres://parley@db/parley --log-format json
-  parley serve --addr :443 --tls-cert /etc/parley/cert.pem --tls-key /etc/parley/key.pem`
+  parley serve --addr :443 --tls-cert /etc/parley/cert.pem --tls-key /etc/parley/key.pem
+  parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
+  parley serve --addr 0.0.0.0:7070 --allow-host parley.internal --trusted-proxy 10.0.0.0/8`
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "serve [flags]", serveDescription, serveExamples)
@@ -67,6 +100,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate `file` (chain included; default $PARLEY_TLS_CERT); needs --tls-key")
 	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of --tls-cert (default $PARLEY_TLS_KEY)")
+	publicURL := fs.String("public-url", "", "the `URL` users reach the server at through a proxy, e.g. https://parley.example.com: /mcp accepts its host and origin (default $PARLEY_PUBLIC_URL)")
+	var allowHosts, trustedProxies repeated
+	fs.Var(&allowHosts, "allow-host", "another host `name` /mcp accepts (DNS-rebinding protection refuses names not listed); repeatable")
+	fs.Var(&trustedProxies, "trusted-proxy", "believe X-Forwarded-For/-Proto from this `CIDR` or address, your reverse proxy's; repeatable")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -79,6 +116,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	*gitRepo = serveSetting(*gitRepo, e.getenv("PARLEY_GIT_REPO"))
 	*tlsCert = serveSetting(*tlsCert, e.getenv("PARLEY_TLS_CERT"))
 	*tlsKey = serveSetting(*tlsKey, e.getenv("PARLEY_TLS_KEY"))
+	*publicURL = serveSetting(*publicURL, e.getenv("PARLEY_PUBLIC_URL"))
+	proxy, err := parseProxySetup(*publicURL, allowHosts, trustedProxies)
+	if err != nil {
+		return err
+	}
 	// Checked before the database is opened: a certificate that does not load is a
 	// configuration error, reported at once.
 	certs, err := loadTLS(*tlsCert, *tlsKey)
@@ -140,9 +182,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		svc = &adminGate{RoomService: rs, hash: admin.hash}
 	}
 
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}), phttp.WithMetrics(reg))
-	h.Handle("/mcp", mcp.NewHandler(svc, log, mcp.ShutdownOn(ctx.Done()), mcp.WithRenderer(room.Renderer{})))
-	h.Handle("/", web.NewHandler(svc, log, web.Options{Done: ctx.Done()}))
+	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}), phttp.WithMetrics(reg), phttp.WithTrustedProxies(proxy.trusted))
+	mcpOpts := []mcp.Option{mcp.ShutdownOn(ctx.Done()), mcp.WithRenderer(room.Renderer{})}
+	for _, host := range proxy.hosts {
+		mcpOpts = append(mcpOpts, mcp.AllowHost(host))
+	}
+	webOpts := web.Options{Done: ctx.Done(), Secure: proxy.https()}
+	if proxy.origin != "" {
+		mcpOpts = append(mcpOpts, mcp.AllowOrigin(proxy.origin))
+		webOpts.TrustedOrigins = []string{proxy.origin}
+	}
+	h.Handle("/mcp", mcp.NewHandler(svc, log, mcpOpts...))
+	h.Handle("/", web.NewHandler(svc, log, webOpts))
 	srv := phttp.NewHTTPServer(*addr, h, log)
 	srv.RegisterOnShutdown(h.CloseStreams)
 	if certs != nil {
@@ -162,8 +213,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if admin.hash != nil {
 		adminFrom = target + ".admin"
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "tls", certs != nil, "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion())
+	log.Info("serving", "addr", ln.Addr().String(), "tls", certs != nil, "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion(),
+		"public_url", *publicURL, "allow_hosts", strings.Join(proxy.hosts, ","), "trusted_proxies", proxy.trusted.String())
 	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
+	if proxy.publicURL != nil {
+		fmt.Fprintf(e.stdout, "parley: public URL %s (MCP at %s/mcp)\n", proxy.origin, proxy.origin)
+	}
 
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan struct{})
