@@ -259,7 +259,7 @@ func (c *Client) Chat(ctx context.Context, msgs []Message) (*Response, error) {
 	n := c.calls
 	c.mu.Unlock()
 
-	body, err := json.Marshal(request{Model: c.cfg.Model, Messages: msgs, Temperature: c.cfg.Temperature})
+	body, err := marshal(request{Model: c.cfg.Model, Messages: msgs, Temperature: c.cfg.Temperature})
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
@@ -394,6 +394,18 @@ func (c *Client) dryRun(n int, msgs []Message, body []byte) (*Response, error) {
 	fmt.Fprintf(w, "%s\n", pretty.String())
 	fmt.Fprintf(w, "tokens: %d in the messages' contents (%s; the endpoint adds a few per message)\n\n", tokens, c.enc.Name())
 	return &Response{DryRun: true, Usage: Usage{PromptTokens: tokens}, Model: c.cfg.Model, Attempts: 0}, nil
+}
+
+// marshal writes JSON without escaping <, > and & (prompts are full of them, and the dry
+// run shows the same bytes that would be sent).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // scrub replaces the key wherever it appears in text an error will quote.
