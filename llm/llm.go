@@ -139,13 +139,18 @@ type Config struct {
 
 // Client calls one model at one endpoint.
 type Client struct {
-	cfg      Config
-	url      string // {Endpoint}/chat/completions
-	hc       *http.Client
-	enc      *bpe.Encoding
-	mu       sync.Mutex
-	calls    int
-	dryCount int
+	cfg    Config
+	url    string // {Endpoint}/chat/completions
+	hc     *http.Client
+	enc    *bpe.Encoding
+	budget *budget
+}
+
+// budget counts calls; clients made by With share one.
+type budget struct {
+	mu    sync.Mutex
+	calls int
+	max   int
 }
 
 // ErrBudget is returned (wrapped) when a call would exceed Config.MaxCalls.
@@ -184,7 +189,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = DefaultBackoff
 	}
-	c := &Client{cfg: cfg, url: strings.TrimRight(u.String(), "/") + "/chat/completions", hc: cfg.HTTPClient, enc: cfg.Encoding}
+	c := &Client{cfg: cfg, url: strings.TrimRight(u.String(), "/") + "/chat/completions", hc: cfg.HTTPClient, enc: cfg.Encoding, budget: &budget{max: cfg.MaxCalls}}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
@@ -228,11 +233,31 @@ func (c *Client) DryRun() bool { return c.cfg.DryRun }
 // Encoding is the tokenizer that counts dry-run requests.
 func (c *Client) Encoding() *bpe.Encoding { return c.enc }
 
-// Calls is how many calls the client has made (dry-run calls included).
+// Calls is how many calls the client (and the clients made from it by With) has made,
+// dry-run calls included.
 func (c *Client) Calls() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	return c.budget.calls
+}
+
+// With returns a client for another endpoint or model ("" keeps this one's) with the same
+// key, settings and call budget: a judge beside a reader, counted together.
+func (c *Client) With(endpoint, model string) (*Client, error) {
+	cfg := c.cfg
+	if endpoint != "" {
+		cfg.Endpoint = endpoint
+	}
+	if model != "" {
+		cfg.Model = model
+	}
+	cfg.HTTPClient, cfg.Encoding = c.hc, c.enc
+	n, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.budget = c.budget
+	return n, nil
 }
 
 // CountTokens counts the message contents with the client's tokenizer: what a dry run
@@ -250,14 +275,15 @@ func (c *Client) Chat(ctx context.Context, msgs []Message) (*Response, error) {
 	if len(msgs) == 0 {
 		return nil, errors.New("llm: a call needs at least one message")
 	}
-	c.mu.Lock()
-	if c.cfg.MaxCalls > 0 && c.calls >= c.cfg.MaxCalls {
-		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d of %d calls made (--max-calls); nothing more was sent", ErrBudget, c.calls, c.cfg.MaxCalls)
+	b := c.budget
+	b.mu.Lock()
+	if b.max > 0 && b.calls >= b.max {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d of %d calls made (--max-calls); nothing more was sent", ErrBudget, b.calls, b.max)
 	}
-	c.calls++
-	n := c.calls
-	c.mu.Unlock()
+	b.calls++
+	n := b.calls
+	b.mu.Unlock()
 
 	body, err := marshal(request{Model: c.cfg.Model, Messages: msgs, Temperature: c.cfg.Temperature})
 	if err != nil {
@@ -377,9 +403,8 @@ func (c *Client) once(parent context.Context, body []byte) (*Response, time.Dura
 // dryRun prints the request as it would be sent, and its token count.
 func (c *Client) dryRun(n int, msgs []Message, body []byte) (*Response, error) {
 	tokens := c.CountTokens(msgs)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.dryCount++
+	c.budget.mu.Lock() // one printout at a time
+	defer c.budget.mu.Unlock()
 	w := c.cfg.DryRunOut
 	auth := "(no key: PARLEY_LLM_KEY is not set)"
 	if c.cfg.Key != "" {

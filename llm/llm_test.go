@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -329,4 +328,26 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
-var _ = http.StatusOK
+
+func TestWithSharesTheBudget(t *testing.T) {
+	s := llmtest.New()
+	s.Respond = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: "ok"} }
+	defer s.Close()
+	reader := newClient(t, s, func(c *llm.Config) { c.MaxCalls = 3 })
+	judge, err := reader.With("", "judge-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*llm.Client{reader, judge, reader} {
+		if _, err := c.Chat(context.Background(), []llm.Message{llm.User("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := judge.Chat(context.Background(), []llm.Message{llm.User("x")}); !errors.Is(err, llm.ErrBudget) {
+		t.Fatalf("fourth call under a shared budget of 3: %v", err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 || reqs[1].Model != "judge-model" || reqs[1].Authorization != "Bearer "+secretKey {
+		t.Errorf("requests %+v", reqs)
+	}
+}

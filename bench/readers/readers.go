@@ -130,7 +130,7 @@ const readerSystem = `You are %s, an agent on a software team. A message address
 const readerTask = `Answer with one JSON object and nothing else:
 {"facts": [every fact the message states, one short sentence each, keeping its numbers, names and times exactly],
  "must_do": "what you must now do because of this message, or \"nothing\" if you must not act on it",
- "by": "the time by which, exactly as the message writes it, or \"\" if none",
+ "by": "the deadline for that, in ISO basic UTC like 20261231T2359Z, or \"\" if none",
  "settled": true if the question the message raises is already decided, else false}`
 
 // ReaderMessages is a reader's prompt for a case.
