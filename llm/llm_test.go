@@ -328,7 +328,6 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
-
 func TestWithSharesTheBudget(t *testing.T) {
 	s := llmtest.New()
 	s.Respond = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: "ok"} }

@@ -172,4 +172,3 @@ func percentSaved(full, with float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", 100*(full-with)/full)
 }
-

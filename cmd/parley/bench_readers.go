@@ -268,4 +268,3 @@ func writeReadersOutput(dir string, rows []readers.Row, report string) error {
 	report += "\n![Facts restated by format](readers.svg)\n"
 	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(report), 0o644)
 }
-
