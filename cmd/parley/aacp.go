@@ -140,7 +140,7 @@ the packet carry data_ptr:.
 --json prints {"packet","valid","attempts","prompt_tokens","completion_tokens"}, the
 tokens summed over the attempts as the endpoint reported them.
 
-What a run costs: 1 call of about 290 prompt tokens for a one-line instruction (card,
+What a run costs: 1 call of about 300 prompt tokens for a one-line instruction (card,
 framing and instruction; --dry-run prints the exact count) and a packet's worth of
 completion tokens (30–80); each retry resends the conversation so far, so 3 attempts cost
 about 3.5× one.

@@ -48,7 +48,7 @@ the readers' answers (about 250 tokens each): about 22,500 input and 9,000 outpu
 trial, so --trials 3 is about 70,000 input and 27,000 output tokens.
 --dry-run prints every reader prompt and the judge prompt it would lead to, with counts.`
 
-var benchReadersExamples = `  parley bench readers --dry-run | tail -3                  # the calls and tokens of a run
+var benchReadersExamples = `  parley bench readers --dry-run | tail -1                  # the calls and tokens of a run
 ` + llmSetup("parley bench readers --trials 3 --output readers-run") + `
   parley bench readers --json --judge-model gpt-4o | jq -c 'select(.action_ok == false)'`
 
@@ -58,11 +58,11 @@ func runBenchReaders(ctx context.Context, e *env, args []string) error {
 	lf := addLLMFlags(fs, "")
 	judgeModel := fs.String("judge-model", "", "the judge's model (default: the reader's)")
 	judgeEndpoint := fs.String("judge-endpoint", "", "the judge's base `URL` (default: the reader's; same key)")
-	studyDir := fs.String("study", "", "the study folder (default ../shared/study when it exists, else the copy built into parley)")
+	studyDir := fs.String("study", "", "the study folder `DIR` (default ../shared/study when it exists, else the copy built into parley)")
 	trials := fs.Int("trials", 1, "repeat each cell `K` times and report the spread")
 	output := fs.String("output", "", "keep every prompt and answer, rows.json, report.md and readers.svg in `DIR`")
 	asJSON := fs.Bool("json", false, "print one JSON row per trial")
-	only := fs.String("formats", "", "comma-separated formats to test (default all; "+TruncatedHelp()+")")
+	only := fs.String("formats", "", "comma-separated formats to test, a `LIST` (default all; "+TruncatedHelp()+")")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -128,8 +128,8 @@ func runBenchReaders(ctx context.Context, e *env, args []string) error {
 			rp += r.PromptTokens
 			jp += r.Judge.PromptTokens
 		}
-		fmt.Fprintf(e.stdout, "dry run: %d calls shown (%d cells × %d trials, a reader and a judge each): reader prompts %d tokens, judge prompts %d tokens before the readers' answers are added (%s)\n",
-			reader.Calls(), len(cases), *trials, rp, jp, reader.Encoding().Name())
+		fmt.Fprintf(e.stdout, "dry run: %d calls shown (%d cells × %s, a reader and a judge each): reader prompts %d tokens, judge prompts %d tokens before the readers' answers are added (%s)\n",
+			reader.Calls(), len(cases), plural(*trials, "trial", "trials"), rp, jp, reader.Encoding().Name())
 		return runErr
 	}
 	if len(rows) == 0 && runErr != nil {
@@ -176,8 +176,8 @@ func formatLabel(name string) string {
 func readersReport(rows []readers.Row, reader, judge *llm.Client, where string, trials int) string {
 	var b strings.Builder
 	cells := readers.Cells(rows)
-	fmt.Fprintf(&b, "# Reader tests\n\nreader: %s at %s; judge: %s at %s\nstudy: %s; %d trials per cell; %s\n",
-		reader.Model(), reader.URL(), judge.Model(), judge.URL(), where, trials, time.Now().UTC().Format("20060102T150405Z"))
+	fmt.Fprintf(&b, "# Reader tests\n\nreader: %s at %s; judge: %s at %s\nstudy: %s; %s per cell; %s\n",
+		reader.Model(), reader.URL(), judge.Model(), judge.URL(), where, plural(trials, "trial", "trials"), time.Now().UTC().Format("20060102T150405Z"))
 
 	var msgs, formats []string
 	for _, c := range cells {

@@ -24,7 +24,7 @@ type llmFlags struct {
 func addLLMFlags(fs *flag.FlagSet, prefix string) *llmFlags {
 	f := &llmFlags{}
 	fs.StringVar(&f.endpoint, "endpoint", "", prefix+"the model API's base `URL`, up to /v1 (default $"+llm.EnvURL+"); the key is read from $"+llm.EnvKey)
-	fs.StringVar(&f.model, "model", "", prefix+"the model's `name` (default $"+llm.EnvModel+")")
+	fs.StringVar(&f.model, "model", "", prefix+"the model's `NAME` (default $"+llm.EnvModel+")")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, prefix+"how long one request may take, answer included")
 	fs.IntVar(&f.retries, "retries", llm.DefaultRetries, prefix+"retries of a call after a 429, a 5xx or a timeout (Retry-After is honoured; 0: none)")
 	fs.IntVar(&f.maxCalls, "max-calls", 0, prefix+"the call budget: stop before call `N`+1 (0: as many as the run needs)")
