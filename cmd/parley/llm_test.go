@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parleyhq/parley/internal/servertest"
@@ -185,9 +186,9 @@ func TestBenchCacheCLI(t *testing.T) {
 		}
 	}
 	s := llmtest.New()
-	n := 0
+	var calls atomic.Int64
 	s.Respond = func(r llmtest.Request) llmtest.Reply {
-		n++
+		n := int(calls.Add(1))
 		return llmtest.Reply{Content: "ok", Usage: llm.Usage{PromptTokens: 1000 + 10*n, CachedTokens: 1024 * (n / 2), CompletionTokens: 1}}
 	}
 	defer s.Close()
