@@ -293,10 +293,12 @@ func (c *Client) Chat(ctx context.Context, msgs []Message) (*Response, error) {
 		return c.dryRun(n, msgs, body)
 	}
 	var last error
+	attempts := 0
 	for attempt := 0; ; attempt++ {
 		resp, wait, err := c.once(ctx, body)
+		attempts++
 		if err == nil {
-			resp.Attempts = attempt + 1
+			resp.Attempts = attempts
 			return resp, nil
 		}
 		last = err
@@ -320,11 +322,8 @@ func (c *Client) Chat(ctx context.Context, msgs []Message) (*Response, error) {
 		case <-t.C:
 		}
 	}
-	if c.cfg.Retries > 0 {
-		var he *HTTPError
-		if errors.As(last, &he) && he.Retryable() {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", last, c.cfg.Retries+1)
-		}
+	if attempts > 1 {
+		return nil, fmt.Errorf("%w (gave up after %d attempts)", last, attempts)
 	}
 	return nil, last
 }

@@ -350,3 +350,16 @@ func TestWithSharesTheBudget(t *testing.T) {
 		t.Errorf("requests %+v", reqs)
 	}
 }
+
+func TestRetryAfterTooLongIsAnError(t *testing.T) {
+	s := llmtest.New(llmtest.Reply{Status: 429, RetryAfter: "3600"})
+	defer s.Close()
+	start := time.Now()
+	_, err := newClient(t, s, nil).Chat(context.Background(), []llm.Message{llm.User("x")})
+	if err == nil || !strings.Contains(err.Error(), "asks to wait 1h0m0s, longer than parley waits") || time.Since(start) > 5*time.Second {
+		t.Fatalf("error %v after %s", err, time.Since(start))
+	}
+	if len(s.Requests()) != 1 {
+		t.Errorf("%d requests", len(s.Requests()))
+	}
+}
