@@ -44,7 +44,7 @@ with --limit and --dry-run, which prints every request with its token count.
 "cached_tokens","measured_cost","projected_cost"}.`
 
 var benchCacheExamples = `  parley read team > team.txt
-  parley bench cache --history team.txt --readers 2 --limit 20 --dry-run | tail -2
+  parley bench cache --history team.txt --readers 2 --limit 20 --dry-run | tail -1
 ` + llmSetup("parley bench cache --room team --readers 5") + `
   parley bench cache --history team.txt --json | jq '{measured_cost, projected_cost}'`
 
