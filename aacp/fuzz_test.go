@@ -2,6 +2,7 @@ package aacp
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parleyhq/parley/convention"
@@ -90,4 +91,20 @@ func keys(p *Packet) []string {
 		out = append(out, f.Key+"="+f.Value)
 	}
 	return out
+}
+
+func FuzzSensitiveText(f *testing.F) {
+	for _, s := range []string{"password: hunter2", "card 4111 1111 1111 1111", "a@b.co", "\n\nkey=sk-proj-abcdefghijklmnopqrstuvwx", "plain words"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		why, line, col, ok := SensitiveText(s)
+		if !ok {
+			return
+		}
+		lines := strings.Split(s, "\n")
+		if why == "" || line < 1 || line > len(lines) || col < 1 || col > len(lines[line-1])+1 {
+			t.Fatalf("SensitiveText(%q) = %q at %d:%d", s, why, line, col)
+		}
+	})
 }

@@ -183,3 +183,60 @@ func QuoteValue(v string) string {
 	}
 	return b.String()
 }
+
+// sensitiveAssignRe finds "name: value", "name=value" and "name is value" in free text, for
+// SensitiveText: the name group is looked up in sensitiveNames, the value group in
+// safeValues.
+var sensitiveAssignRe = regexp.MustCompile(`(?i)\b([a-z][a-z_]*)\s*(?:[:=]|\s(?:is|was)\s)\s*["']?([^\s"',;|]+)`)
+
+// SensitiveText looks for credentials and personal data in free text (an English
+// instruction about to be sent to a model), with the same rules Sensitive applies to a
+// field's value: shapes (keys, tokens, private keys, passwords in URLs, email addresses,
+// card numbers passing the Luhn check, IBANs), and sensitive names given a value
+// ("password: hunter2", "api_key=…", "the pin is 1234"). It returns what was found and
+// where (1-based line and column in bytes), never the value.
+func SensitiveText(text string) (why string, line, col int, found bool) {
+	best := -1
+	consider := func(off int, w string) {
+		if best < 0 || off < best {
+			best, why = off, w
+		}
+	}
+	for _, p := range secretPatterns {
+		if loc := p.re.FindStringIndex(text); loc != nil {
+			consider(loc[0], p.why)
+		}
+	}
+	for _, m := range sensitiveAssignRe.FindAllStringSubmatchIndex(text, -1) {
+		name := strings.ToLower(text[m[2]:m[3]])
+		v := strings.ToLower(text[m[4]:m[5]])
+		if w, ok := sensitiveNames[name]; ok && !safeValues[strings.TrimRight(v, ".!?")] {
+			consider(m[0], w)
+			break
+		}
+	}
+	for _, loc := range digitRunRe.FindAllStringIndex(text, -1) {
+		digits := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, text[loc[0]:loc[1]])
+		if len(digits) >= 13 && len(digits) <= 19 && luhn(digits) {
+			consider(loc[0], "a payment card number")
+			break
+		}
+	}
+	for _, loc := range ibanRe.FindAllStringIndex(text, -1) {
+		if ibanValid(text[loc[0]:loc[1]]) {
+			consider(loc[0], "a bank account number (IBAN)")
+			break
+		}
+	}
+	if best < 0 {
+		return "", 0, 0, false
+	}
+	line = 1 + strings.Count(text[:best], "\n")
+	col = best - (strings.LastIndexByte(text[:best], '\n') + 1) + 1
+	return why, line, col, true
+}

@@ -218,7 +218,7 @@ func (s *Service) startRead(room, seat string, after int64) *readCount {
 func (rd *readCount) add(s *Service, room string, seq int64, block []byte) {
 	n := int64(s.blockCount(room, seq, block))
 	rd.total += n
-	if rd.prefix && seq <= rd.prevLast {
+	if CacheableRead(rd.prefix, rd.after, rd.prevLast, rd.after, seq) {
 		rd.cached += n
 	}
 }

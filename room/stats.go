@@ -57,12 +57,26 @@ func (s *Service) Stats(ctx context.Context, c *parley.Caller, room string) (*pa
 		read += kv["read_tokens"]
 		cached += kv["cached_read_tokens"]
 	}
-	cached = min(cached, read)
-	cachedCost := float64(read-cached) + CachedPriceRate*float64(cached)
-	st.CacheProjection = parley.CacheProjection{
+	st.CacheProjection = ProjectCache(read, cached, CachedPriceRate)
+	return st, nil
+}
+
+// ProjectCache prices read tokens of which cached could come from a provider's prompt cache,
+// the cached ones at rate (CachedPriceRate on the Stats tab), in token-equivalents. The
+// Stats tab's projection and `parley bench cache`'s "projected" column are both this.
+func ProjectCache(read, cached int64, rate float64) parley.CacheProjection {
+	cached = min(max(cached, 0), read)
+	cachedCost := float64(read-cached) + rate*float64(cached)
+	return parley.CacheProjection{
 		ReadTokens: read, CachedTokens: cached,
 		UncachedCost: float64(read), CachedCost: cachedCost, Saving: float64(read) - cachedCost,
-		CachedPriceRate: CachedPriceRate,
+		CachedPriceRate: rate,
 	}
-	return st, nil
+}
+
+// CacheableRead is the Stats model for one history read, as startRead and readCount apply
+// it: a read that starts where the same seat's previous read started (prevSeen) begins with
+// the same bytes up to where that read ended, so the blocks with seq <= prevLast are cached.
+func CacheableRead(prevSeen bool, prevAfter, prevLast, after, seq int64) bool {
+	return prevSeen && prevAfter == after && seq <= prevLast
 }

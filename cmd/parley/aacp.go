@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parleyhq/parley/aacp"
+	"github.com/parleyhq/parley/aacp/llmencode"
 	"github.com/parleyhq/parley/convention"
 )
 
@@ -14,7 +15,7 @@ import (
 func aacpCommands() []command {
 	return []command{
 		{"validate", "check packets against AACP v1.1 (section 7 and the security rules)", runAACPValidate},
-		{"encode", "build a packet from a JSON request", runAACPEncode},
+		{"encode", "build a packet from a JSON request, or from English with a model (--llm)", runAACPEncode},
 		{"decode", "explain a packet in plain English (advisory)", runAACPDecode},
 		{"quote", "render a packet as quoted data for an LLM prompt", runAACPQuote},
 	}
@@ -126,15 +127,42 @@ as name=value pairs; aacp:1.1 is added when absent. The field order is fixed (re
 aacp, to, the core fields, the extended fields, then the rest by name), so the same request
 always gives the same packet.
 
+With --llm the input is an English instruction instead, and a model writes the packet (the
+LLM encoder of AACP v1.1, for instructions no pattern covers). The prompt carries parley's
+compact AACP card (about 240 o200k_base tokens) and the instruction; the answer is checked
+by the same validator as 'parley aacp validate', and on errors the diagnostics go back to
+the model for another try, 3 attempts at most. An invalid packet is never printed: the
+exit status is then 1 and the last diagnostics go to standard error. An instruction that
+holds a credential or personal data (a password, a key, a card number, an email address) is
+refused before any call, so nothing secret reaches the model: name where it lives and let
+the packet carry data_ptr:.
+
+--json prints {"packet","valid","attempts","prompt_tokens","completion_tokens"}, the
+tokens summed over the attempts as the endpoint reported them.
+
+What a run costs: 1 call of about 300 prompt tokens for a one-line instruction (card,
+framing and instruction; --dry-run prints the exact count) and a packet's worth of
+completion tokens (30–80); each retry resends the conversation so far, so 3 attempts cost
+about 3.5× one.
+
 The packet goes to standard output; validation findings go to standard error. Exit status
 1 when the request cannot be encoded or the packet has a validation error.`
 
-const aacpEncodeExamples = `  echo '{"task":"FETCH","dom":"HR","return":"HR-Agent","p":1,"res":"emp_salary","period":"2024-08","filter":{"status":"active"},"fmt":"json"}' | parley aacp encode
-  parley aacp encode --room request.json`
+var aacpEncodeExamples = `  echo '{"task":"FETCH","dom":"HR","return":"HR-Agent","p":1,"res":"emp_salary","period":"2024-08","filter":{"status":"active"},"fmt":"json"}' | parley aacp encode
+  parley aacp encode --room request.json
+
+  # English to a packet, by a model:
+  echo 'Ask hr-bot for the August 2024 salary report of active staff, as JSON, to HR-Agent' > ask.txt
+  parley aacp encode --llm --dry-run ask.txt          # what would be sent, and its tokens
+` + llmSetup("parley aacp encode --llm --json ask.txt")
 
 func runAACPEncode(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "aacp encode", "aacp encode [--room] [FILE|-]", aacpEncodeDescription, aacpEncodeExamples)
+	fs := newFlags(e, "aacp encode", "aacp encode [--room] [--llm [model flags] [--json]] [FILE|-]", aacpEncodeDescription, aacpEncodeExamples)
 	room := fs.Bool("room", false, "require to: in the request (a packet posted into a room must name its addressees)")
+	useLLM := fs.Bool("llm", false, "the input is English; a model writes the packet")
+	asJSON := fs.Bool("json", false, "with --llm: print {\"packet\",\"valid\",\"attempts\",\"prompt_tokens\",\"completion_tokens\"}")
+	rosterFlag := fs.String("roster", "", "with --llm: comma-separated seats that to: may name")
+	lf := addLLMFlags(fs, "with --llm: ")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -146,9 +174,19 @@ func runAACPEncode(ctx context.Context, e *env, args []string) error {
 	if len(files) == 1 {
 		f = files[0]
 	}
+	if !*useLLM && (*asJSON || *rosterFlag != "" || lf.dryRun) {
+		return usageErrorf("--json, --roster and --dry-run go with --llm")
+	}
 	text, err := readInput(e, f)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
+	}
+	if *useLLM {
+		roster, err := parseRoster(*rosterFlag)
+		if err != nil {
+			return err
+		}
+		return aacpEncodeLLM(ctx, e, lf, text, aacp.Options{RequireTo: *room, Roster: roster}, *asJSON)
 	}
 	p, err := aacp.Encode([]byte(text))
 	if err != nil {
@@ -162,6 +200,52 @@ func runAACPEncode(ctx context.Context, e *env, args []string) error {
 		return errSilentFailure
 	}
 	_, err = fmt.Fprintln(e.stdout, packet)
+	return err
+}
+
+// aacpEncodeLLM is `parley aacp encode --llm`.
+func aacpEncodeLLM(ctx context.Context, e *env, lf *llmFlags, text string, opt aacp.Options, asJSON bool) error {
+	if strings.TrimSpace(text) == "" {
+		return &exitError{code: 1, msg: "the instruction is empty: give the English to encode in FILE or on standard input"}
+	}
+	// Refuse secrets before anything else, the client included: nothing is sent.
+	if what, line, col, found := aacp.SensitiveText(text); found {
+		return &exitError{code: 1, msg: (&llmencode.SensitiveError{What: what, Line: line, Col: col}).Error()}
+	}
+	c, err := lf.client(e)
+	if err != nil {
+		return err
+	}
+	res, err := llmencode.Encode(ctx, c, text, llmencode.Options{Validate: opt})
+	if err != nil {
+		return err
+	}
+	if res.DryRun {
+		fmt.Fprintf(e.stdout, "dry run: 1 call shown, %d prompt tokens; a run makes 1 to %d calls (a retry resends the conversation with the diagnostics)\n",
+			res.Usage.PromptTokens, llmencode.MaxAttempts)
+		return nil
+	}
+	if asJSON {
+		out := struct {
+			Packet           string `json:"packet"`
+			Valid            bool   `json:"valid"`
+			Attempts         int    `json:"attempts"`
+			PromptTokens     int    `json:"prompt_tokens"`
+			CompletionTokens int    `json:"completion_tokens"`
+		}{res.Packet, res.Valid, res.Attempts, res.Usage.PromptTokens, res.Usage.CompletionTokens}
+		if err := writeJSONIndent(e.stdout, out); err != nil {
+			return err
+		}
+	}
+	if !res.Valid {
+		fmt.Fprintf(e.stderr, "parley aacp encode: no valid packet after %d attempts; the last answer's findings:\n", res.Attempts)
+		writeDiagnostics(e.stderr, "answer", res.Diagnostics)
+		return errSilentFailure
+	}
+	writeDiagnostics(e.stderr, "packet", res.Diagnostics)
+	if !asJSON {
+		_, err = fmt.Fprintln(e.stdout, res.Packet)
+	}
 	return err
 }
 

@@ -21,6 +21,8 @@ func benchCommands() []command {
 	return []command{
 		{"formats", "the format study's tables: tokens per message and per fact, grammar tax, construct costs", runBenchFormats},
 		{"server", "load the room server: durable posts per second, post latency, history read cost, memory", runBenchServer},
+		{"readers", "the study's reader tests against a model: fidelity per fact and the action, per format", runBenchReaders},
+		{"cache", "replay a room to a model and measure its prompt cache from the provider's usage", runBenchCache},
 	}
 }
 
@@ -37,11 +39,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	return usageErrorf("unknown bench subcommand %q (have: formats, server)", args[0])
+	return usageErrorf("unknown bench subcommand %q (have: formats, server, readers, cache)", args[0])
 }
 
 func printBenchUsage(w io.Writer) {
-	fmt.Fprint(w, "Usage: parley bench <subcommand> [flags]\n\nMeasure message formats and the room server.\n\nSubcommands:\n")
+	fmt.Fprint(w, "Usage: parley bench <subcommand> [flags]\n\nMeasure message formats, the room server, and (readers, cache) a model of your choosing.\n\nSubcommands:\n")
 	for _, c := range benchCommands() {
 		fmt.Fprintf(w, "  %-8s  %s\n", c.name, c.summary)
 	}

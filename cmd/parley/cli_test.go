@@ -85,7 +85,7 @@ func everyHelp() [][]string {
 	for _, sub := range []string{"validate", "encode", "decode", "quote"} {
 		all = append(all, []string{"aacp", sub})
 	}
-	return append(all, []string{"bench", "formats"}, []string{"bench", "server"})
+	return append(all, []string{"bench", "formats"}, []string{"bench", "server"}, []string{"bench", "readers"}, []string{"bench", "cache"})
 }
 
 // TestHelpNamesFlagsWithTwoDashes: every --help lists its flags as the docs spell them,

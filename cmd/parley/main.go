@@ -52,7 +52,7 @@ func commands() []command {
 		{"lint", "check messages against the convention or AACP", runLint},
 		{"aacp", "validate, encode or decode AACP v1.1 packets", runAACP},
 		{"a2c", "the lossless handoff codec: normalize, encode, decode, verify, benchmark, train, optimize, check", runA2C},
-		{"bench", "measure formats and the server", runBench},
+		{"bench", "measure formats and the server; reader tests and the prompt cache against a model", runBench},
 		{"version", "print parley's version", runVersion},
 	}
 }
