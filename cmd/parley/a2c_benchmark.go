@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/parleyhq/parley/a2c"
-	"github.com/parleyhq/parley/toon"
-	"github.com/parleyhq/parley/trace"
 )
 
 const a2cBenchmarkDescription = `
@@ -65,15 +63,10 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "benchmark: %d/%d sessions\n", done, total)
 		}
 	}
-	var res *a2c.Result
-	if opt.Dictionary == nil && *folds >= 2 {
-		if opt.DictCharge != a2c.DictOnce {
-			return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
-		}
-		res, err = a2c.MeasureFolds(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), *folds, a2c.TrainOptions{}, progress)
-	} else {
-		res, err = a2c.Measure(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), progress)
+	if opt.Dictionary == nil && *folds >= 2 && opt.DictCharge != a2c.DictOnce {
+		return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
 	}
+	res, err := a2c.Benchmark(ctx, a2c.Inputs(ss), a2c.BenchmarkOptions{Options: opt, Counter: enc, Encoding: *encName, Folds: *folds, Progress: progress})
 	if err != nil {
 		return err
 	}
@@ -100,19 +93,4 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("%d records did not round-trip byte for byte", res.LossyRecords)}
 	}
 	return nil
-}
-
-// benchmarkBaselines are the renderings a2c is compared with besides canonical JSON.
-func benchmarkBaselines() []a2c.Baseline {
-	return []a2c.Baseline{a2c.MinifiedJSON, a2c.PrettyJSON, {Name: "toon", Render: func(recs []trace.Value) (string, error) {
-		text, err := a2c.MinifiedJSON.Render(recs)
-		if err != nil {
-			return "", err
-		}
-		v, err := toon.ParseJSON([]byte(text))
-		if err != nil {
-			return "", err
-		}
-		return toon.Encode(v)
-	}}}
 }
