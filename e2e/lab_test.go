@@ -106,7 +106,8 @@ func TestFormatLab(t *testing.T) {
 		t.Fatalf("the lab did not load: %v (status: %q)", err, status)
 	}
 	loadMs, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.body.dataset.labLoadMs`))
-	t.Logf("first load: %s ms in the page (wasm + vocabularies fetched, compiled, supplied); %s from navigation to ready", loadMs, time.Since(start).Round(time.Millisecond))
+	timings, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.body.dataset.labTimings`))
+	t.Logf("first load: %s ms in the page (%s); %s from navigation to ready", loadMs, timings, time.Since(start).Round(time.Millisecond))
 
 	for _, tc := range []struct{ adapter, file string }{
 		{"openai", "../trace/testdata/openai/tau-airline-2.jsonl"},

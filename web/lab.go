@@ -123,7 +123,7 @@ func serveVocab(w http.ResponseWriter, r *http.Request) {
 	}
 	v.once.Do(func() {
 		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
 		io.WriteString(zw, data)
 		v.err = zw.Close()
 		v.gz = b.Bytes()

@@ -39,12 +39,16 @@
       const r = await fetch("/lab/lab.wasm");
       inst = await WebAssembly.instantiate(await r.arrayBuffer(), go.importObject);
     }
+    const tWasm = performance.now();
     go.run(inst.instance);
     await ready;
     lab = window.parleyLab;
     const bytes = await Promise.all(vocabs);
+    const tVocab = performance.now();
     encodings.forEach((e, i) => call("supply", e, bytes[i]));
     const ms = Math.round(performance.now() - t0);
+    document.body.dataset.labTimings = "wasm fetched and compiled " + Math.round(tWasm - t0) +
+      " ms, vocabularies fetched by " + Math.round(tVocab - t0) + " ms, loaded in " + Math.round(performance.now() - tVocab) + " ms";
     document.body.dataset.labLoadMs = String(ms);
     document.body.dataset.labReady = "1";
     say("Ready (loaded in " + ms + " ms). Everything runs in this page.", true);

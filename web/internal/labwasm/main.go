@@ -11,8 +11,9 @@
 //	                         server's own), gzipped; the server sends it as is to clients that
 //	                         take gzip and inflates it for the others
 //	web/lab/wasm_exec.js     the toolchain's JavaScript support file for that wasm
-//	web/lab/lab.wasm.inputs  the Go version and a SHA-256 of every repository file the build
-//	                         read, so that a test can tell a stale lab.wasm.gz (TestFresh)
+//	web/lab/lab.wasm.inputs  the Go version, the SHA-256 of every repository file the build
+//	                         read and of the two files above, so that a test can tell a
+//	                         stale or altered lab.wasm.gz (TestFresh)
 //
 // The flags make the build reproducible: the same sources and toolchain give the same bytes,
 // which TestRebuild checks.
@@ -79,7 +80,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{outWasm: gz, outExec: execJS, outInputs: []byte(inputs)} {
+	record := inputs + Outputs(gz, execJS)
+	for name, b := range map[string][]byte{outWasm: gz, outExec: execJS, outInputs: []byte(record)} {
 		if err := os.WriteFile(filepath.Join(root, name), b, 0o644); err != nil {
 			return err
 		}
@@ -221,6 +223,12 @@ func Inputs(root string) (string, error) {
 		fmt.Fprintf(&b, "%s %s\n", hex.EncodeToString(sum[:]), f)
 	}
 	return b.String(), nil
+}
+
+// Outputs is the record's last lines: the SHA-256 of the two files made from the inputs.
+func Outputs(gz, execJS []byte) string {
+	a, b := sha256.Sum256(gz), sha256.Sum256(execJS)
+	return fmt.Sprintf("output %s %s\noutput %s %s\n", hex.EncodeToString(a[:]), outWasm, hex.EncodeToString(b[:]), outExec)
 }
 
 // goCmd runs the go command in dir with env added and returns its standard output.
