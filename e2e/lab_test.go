@@ -199,6 +199,16 @@ func TestFormatLab(t *testing.T) {
 				}
 			}
 			t.Logf("%s: cl100k full cost %s, o200k %s", tc.adapter, text2["cl100k_base"]["full_cost_tokens"], text2["o200k_base"]["full_cost_tokens"])
+			if png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100)); err == nil {
+				dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
+				if dir == "" {
+					dir = t.TempDir()
+				}
+				p := filepath.Join(dir, "lab-"+tc.adapter+".png")
+				if os.MkdirAll(dir, 0o755) == nil && os.WriteFile(p, png, 0o644) == nil {
+					t.Logf("artifact: %s", p)
+				}
+			}
 		})
 	}
 
