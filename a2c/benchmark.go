@@ -7,6 +7,10 @@ import (
 	"github.com/parleyhq/parley/trace"
 )
 
+// DefaultDictFolds is the benchmark's default k of dictionary cross-validation
+// (`parley a2c benchmark --dict-folds`, and the format lab).
+const DefaultDictFolds = 2
+
 // BenchmarkOptions is what `parley a2c benchmark` measures with, besides the inputs.
 type BenchmarkOptions struct {
 	// Options is the codec configuration (Default, plus a dictionary and its charge).

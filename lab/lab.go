@@ -31,7 +31,7 @@ const (
 var Adapters = []string{AdapterAuto, "openai", "toolbench", "swe-agent", AdapterRecords}
 
 // DictionaryFolds is `parley a2c benchmark`'s default --dict-folds, which the lab uses.
-const DictionaryFolds = 2
+const DictionaryFolds = a2c.DefaultDictFolds
 
 // Analysis is what the lab shows about one pasted input.
 type Analysis struct {

@@ -35,7 +35,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	encName := fs.String("encoding", "cl100k_base", "the tokenizer: cl100k_base (comparable with published figures) or o200k_base")
 	dictPath := fs.String("dict", "", "a dictionary file written by 'parley a2c train'")
 	dictCharge := fs.String("dict-charge", "once", "how the dictionary is charged: once (in full, once for all sessions: a deployment ships it once) or session (in full to every session that uses it)")
-	folds := fs.Int("dict-folds", 2, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
+	folds := fs.Int("dict-folds", a2c.DefaultDictFolds, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	perSession := fs.Bool("sessions-table", false, "also list every session's figures")
 	if _, err := parseFlags(fs, args); err != nil {
