@@ -157,9 +157,10 @@ func wasmExec(root string) ([]byte, error) {
 }
 
 // Inputs describes what the wasm is built from: the Go version, the build settings, and the
-// SHA-256 of every file of the module that the build reads (go.mod, and each Go and
-// embedded file of every package of the module it imports), one per line, sorted; the
-// standard library is named by the Go version and any other module by its version.
+// SHA-256 of every file of the module that the build reads (each Go and embedded file of
+// every package of the module it imports), one per line, sorted; of go.mod its module path
+// and go and toolchain lines; the standard library is named by the Go version and any other
+// module by its version.
 func Inputs(root string) (string, error) {
 	version, err := goCmd(root, nil, "env", "GOVERSION")
 	if err != nil {
@@ -169,8 +170,21 @@ func Inputs(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files := []string{"go.mod"}
-	var modules []string
+	// Of go.mod, only what the build of module-only packages reads: the module path and the
+	// go and toolchain lines (requirements show as the "module" lines below, if any).
+	modJSON, err := goCmd(root, nil, "mod", "edit", "-json")
+	if err != nil {
+		return "", err
+	}
+	var gomod struct {
+		Module    struct{ Path string }
+		Go        string
+		Toolchain string
+	}
+	if err := json.Unmarshal([]byte(modJSON), &gomod); err != nil {
+		return "", err
+	}
+	var files, modules []string
 	dec := json.NewDecoder(strings.NewReader(out))
 	for {
 		var p struct {
@@ -211,6 +225,7 @@ func Inputs(root string) (string, error) {
 	fmt.Fprintf(&b, "# The inputs of web/lab/lab.wasm.gz (go generate ./web writes this file).\n")
 	fmt.Fprintf(&b, "go %s\n", strings.TrimSpace(version))
 	fmt.Fprintf(&b, "build GOOS=js GOARCH=wasm -tags %s -trimpath -ldflags=%q %s\n", buildTags, ldflags, pkg)
+	fmt.Fprintf(&b, "go.mod module %s go %s toolchain %q\n", gomod.Module.Path, gomod.Go, gomod.Toolchain)
 	for _, m := range modules {
 		fmt.Fprintf(&b, "module %s\n", m)
 	}
