@@ -1,18 +1,15 @@
 package bpe
 
 import (
-	_ "embed"
 	"fmt"
 	"sync"
 )
 
 //go:generate go run ./internal/vocabgen/generate data
 
-//go:embed data/o200k_base.bin
-var o200kData string
-
-//go:embed data/cl100k_base.bin
-var cl100kData string
+// The vocabularies' compact form, o200kData and cl100kData, is embedded by vocab_embed.go;
+// a build with the tag parley_novocab (the format lab's WebAssembly, which fetches them from
+// the server instead of carrying them) leaves them empty until Supply.
 
 // Encoding is one of the byte-pair encodings. Its methods are safe for concurrent use.
 type Encoding struct {
@@ -64,6 +61,9 @@ func Names() []string {
 func Get(name string) (*Encoding, error) {
 	for _, e := range encodings {
 		if e.name == name {
+			if e.data == "" {
+				return nil, fmt.Errorf("bpe: the %s vocabulary is not in this build (tag parley_novocab): Supply it before Get", name)
+			}
 			e.once.Do(e.load)
 			if e.err != nil {
 				return nil, e.err
@@ -72,6 +72,47 @@ func Get(name string) (*Encoding, error) {
 		}
 	}
 	return nil, fmt.Errorf("bpe: unknown encoding %q (known: o200k_base, cl100k_base)", name)
+}
+
+// Data returns the compact vocabulary of the encoding called name, as this build holds it:
+// what Supply takes. The server hands it to the format lab, so that the lab's WebAssembly
+// need not carry a second copy.
+func Data(name string) (string, error) {
+	for _, e := range encodings {
+		if e.name == name {
+			if e.data == "" {
+				return "", fmt.Errorf("bpe: the %s vocabulary is not in this build (tag parley_novocab)", name)
+			}
+			return e.data, nil
+		}
+	}
+	return "", fmt.Errorf("bpe: unknown encoding %q (known: o200k_base, cl100k_base)", name)
+}
+
+// Supply gives a build without embedded vocabularies (tag parley_novocab) the compact
+// vocabulary of one encoding, as Data returns it. It must come before the first Get of that
+// encoding and must not run concurrently with Get. The data is loaded here, so a corrupt or
+// truncated copy is an error now (and at every Get after); in a build that embeds the vocabulary,
+// only the same bytes are accepted.
+func Supply(name, data string) error {
+	for _, e := range encodings {
+		if e.name != name {
+			continue
+		}
+		if e.data != "" {
+			if e.data != data {
+				return fmt.Errorf("bpe: Supply: the %s vocabulary is already present and differs", name)
+			}
+			return nil
+		}
+		e.data = data
+		e.once.Do(e.load)
+		if e.err != nil {
+			return fmt.Errorf("bpe: Supply %s: %w", name, e.err)
+		}
+		return nil
+	}
+	return fmt.Errorf("bpe: unknown encoding %q (known: o200k_base, cl100k_base)", name)
 }
 
 func (e *Encoding) load() {

@@ -39,35 +39,15 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 		}
 		return Synthetic(opt.SyntheticSeed, n), nil
 	}
-	var ext []string
-	var read func(rel string, data []byte) ([]Session, error)
-	switch adapter {
-	case "toolbench":
-		ext, read = []string{".json"}, func(rel string, data []byte) ([]Session, error) {
-			s, ok, err := ToolBench(rel, data)
-			if err != nil || !ok {
-				return nil, err
-			}
-			return []Session{s}, nil
+	var skipLine func(rel string, line int, err error)
+	if opt.Skip != nil {
+		skipLine = func(rel string, line int, err error) {
+			opt.Skip(fmt.Sprintf("%s:%d", filepath.Join(path, rel), line), err)
 		}
-	case "openai":
-		ext, read = []string{".jsonl"}, func(rel string, data []byte) ([]Session, error) {
-			var skip func(int, error)
-			if opt.Skip != nil {
-				skip = func(line int, err error) { opt.Skip(fmt.Sprintf("%s:%d", filepath.Join(path, rel), line), err) }
-			}
-			return openAILines(rel, data, skip)
-		}
-	case "swe-agent":
-		ext, read = []string{".traj"}, func(rel string, data []byte) ([]Session, error) {
-			s, err := SWEAgent(rel, data)
-			if err != nil {
-				return nil, err
-			}
-			return []Session{s}, nil
-		}
-	default:
-		return nil, fmt.Errorf("unknown adapter %q (known: %s)", adapter, strings.Join(Adapters, ", "))
+	}
+	ext, read, err := adapterReader(adapter, skipLine)
+	if err != nil {
+		return nil, err
 	}
 	files, root, err := listFiles(path, ext)
 	if err != nil {
@@ -104,6 +84,81 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 		out = append(out, ss...)
 	}
 	return out, nil
+}
+
+// adapterReader returns the file extensions an adapter reads and how it reads one file.
+// skipLine, when set, lets the openai adapter leave out a line that does not parse.
+func adapterReader(adapter string, skipLine func(rel string, line int, err error)) ([]string, func(rel string, data []byte) ([]Session, error), error) {
+	switch adapter {
+	case "toolbench":
+		return []string{".json"}, func(rel string, data []byte) ([]Session, error) {
+			s, ok, err := ToolBench(rel, data)
+			if err != nil || !ok {
+				return nil, err
+			}
+			return []Session{s}, nil
+		}, nil
+	case "openai":
+		return []string{".jsonl"}, func(rel string, data []byte) ([]Session, error) {
+			var skip func(int, error)
+			if skipLine != nil {
+				skip = func(line int, err error) { skipLine(rel, line, err) }
+			}
+			return openAILines(rel, data, skip)
+		}, nil
+	case "swe-agent":
+		return []string{".traj"}, func(rel string, data []byte) ([]Session, error) {
+			s, err := SWEAgent(rel, data)
+			if err != nil {
+				return nil, err
+			}
+			return []Session{s}, nil
+		}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown adapter %q (known: %s)", adapter, strings.Join(Adapters, ", "))
+}
+
+// Parse reads the sessions of one file's bytes with the named file adapter (toolbench,
+// openai or swe-agent), as Load reads each file of a source; rel is the file's name, which
+// the session IDs start from. A JSON file that is not a ToolBench answer file gives no
+// session and no error, as in Load; an openai line that does not parse is an error.
+func Parse(adapter, rel string, data []byte) ([]Session, error) {
+	if adapter == "synthetic" {
+		return nil, fmt.Errorf("the synthetic adapter reads no file")
+	}
+	_, read, err := adapterReader(adapter, nil)
+	if err != nil {
+		return nil, err
+	}
+	return read(rel, data)
+}
+
+// Detect names the file adapter that reads data: "swe-agent" for a JSON object with a
+// "history" or "trajectory" array, "toolbench" for one with an "answer_generation"
+// object, "openai" for JSON lines whose first holds a "messages" array. ok is false when
+// none fits.
+func Detect(data []byte) (adapter string, ok bool) {
+	b := bytes.TrimSpace(data)
+	if v, err := ParseJSON(b); err == nil && v.Kind == Object {
+		if ag, ok := v.Get("answer_generation"); ok && ag.Kind == Object {
+			return "toolbench", true
+		}
+		for _, k := range []string{"history", "trajectory"} {
+			if h, ok := v.Get(k); ok && h.Kind == Array {
+				return "swe-agent", true
+			}
+		}
+	}
+	first := b
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		first = bytes.TrimSpace(b[:i])
+	}
+	if v, err := ParseJSON(first); err == nil && v.Kind == Object {
+		if m, ok := v.Get("messages"); ok && m.Kind == Array {
+			return "openai", true
+		}
+	}
+	return "", false
 }
 
 // listFiles returns the files under path with one of the extensions, sorted, and the

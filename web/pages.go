@@ -197,7 +197,7 @@ func group(n int64) string {
 
 func (h *Handler) parseTemplates() {
 	h.pages = map[string]*template.Template{}
-	for _, p := range []string{"signin", "rooms", "room", "state", "stats", "error"} {
+	for _, p := range []string{"signin", "rooms", "room", "state", "stats", "error", "lab"} {
 		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS,
 			"templates/layout.html", "templates/message.html", "templates/"+p+".html"))
 	}

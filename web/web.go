@@ -179,6 +179,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 	m.HandleFunc("GET /rooms/{room}/state", h.page(h.state))
 	m.HandleFunc("GET /rooms/{room}/stats", h.page(h.stats))
 	m.HandleFunc("GET /ui/rooms/{room}/events", h.events)
+	h.routeLab(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		u, _ := h.current(r)
 		h.render(w, r, http.StatusNotFound, "error", &view{Title: "Not found", User: u,

@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/parleyhq/parley/a2c"
-	"github.com/parleyhq/parley/toon"
-	"github.com/parleyhq/parley/trace"
 )
 
 const a2cBenchmarkDescription = `
@@ -37,7 +35,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	encName := fs.String("encoding", "cl100k_base", "the tokenizer: cl100k_base (comparable with published figures) or o200k_base")
 	dictPath := fs.String("dict", "", "a dictionary file written by 'parley a2c train'")
 	dictCharge := fs.String("dict-charge", "once", "how the dictionary is charged: once (in full, once for all sessions: a deployment ships it once) or session (in full to every session that uses it)")
-	folds := fs.Int("dict-folds", 2, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
+	folds := fs.Int("dict-folds", a2c.DefaultDictFolds, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	perSession := fs.Bool("sessions-table", false, "also list every session's figures")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -65,15 +63,10 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "benchmark: %d/%d sessions\n", done, total)
 		}
 	}
-	var res *a2c.Result
-	if opt.Dictionary == nil && *folds >= 2 {
-		if opt.DictCharge != a2c.DictOnce {
-			return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
-		}
-		res, err = a2c.MeasureFolds(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), *folds, a2c.TrainOptions{}, progress)
-	} else {
-		res, err = a2c.Measure(ctx, a2c.Inputs(ss), opt, enc, *encName, benchmarkBaselines(), progress)
+	if opt.Dictionary == nil && *folds >= 2 && opt.DictCharge != a2c.DictOnce {
+		return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
 	}
+	res, err := a2c.Benchmark(ctx, a2c.Inputs(ss), a2c.BenchmarkOptions{Options: opt, Counter: enc, Encoding: *encName, Folds: *folds, Progress: progress})
 	if err != nil {
 		return err
 	}
@@ -100,19 +93,4 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("%d records did not round-trip byte for byte", res.LossyRecords)}
 	}
 	return nil
-}
-
-// benchmarkBaselines are the renderings a2c is compared with besides canonical JSON.
-func benchmarkBaselines() []a2c.Baseline {
-	return []a2c.Baseline{a2c.MinifiedJSON, a2c.PrettyJSON, {Name: "toon", Render: func(recs []trace.Value) (string, error) {
-		text, err := a2c.MinifiedJSON.Render(recs)
-		if err != nil {
-			return "", err
-		}
-		v, err := toon.ParseJSON([]byte(text))
-		if err != nil {
-			return "", err
-		}
-		return toon.Encode(v)
-	}}}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parleyhq/parley/a2c"
 	"github.com/parleyhq/parley/a2c/optimize"
 )
 
@@ -72,7 +73,7 @@ func runA2COptimize(ctx context.Context, e *env, args []string) error {
 	}
 	started := time.Now()
 	cfg := &optimize.Config{Adapter: *sf.adapter, Encoding: *encName, Seed: *sf.seed, MaxCycles: *maxCycles, Retest: seeds,
-		Version: parleyVersion(), Counter: enc, Baselines: benchmarkBaselines(), Progress: progressPrinter(e)}
+		Version: parleyVersion(), Counter: enc, Baselines: a2c.StandardBaselines(), Progress: progressPrinter(e)}
 	res, sel, err := optimize.Run(ctx, cfg, ss)
 	if err != nil {
 		return err

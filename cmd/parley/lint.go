@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/parleyhq/parley/aacp"
 	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/diag"
+	"github.com/parleyhq/parley/lint"
 )
 
 const lintDescription = `
@@ -73,10 +73,6 @@ func (r lintResult) MarshalJSON() ([]byte, error) {
 	err := enc.Encode(out)
 	return b.Bytes(), err
 }
-
-// The study measured convention messages at 414 tokens for the three-message thread against
-// 635 for the same facts in prose; a prose message's estimate uses that ratio.
-const studyConventionTokens, studyProseTokens = 414, 635
 
 func runLint(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "lint", "lint [--json] [--roster seats] [FILE...|-]", lintDescription, lintExamples)
@@ -141,41 +137,11 @@ func parseRoster(s string) ([]string, error) {
 	return out, nil
 }
 
-// lintOne detects the format of one message and checks it.
+// lintOne detects the format of one message and checks it (package lint, which the
+// format lab calls too).
 func lintOne(name, text string, roster []string) lintResult {
-	r := lintResult{File: name, Diagnostics: []convention.Diagnostic{}}
-	trimmed := strings.TrimSpace(text)
-	switch {
-	case trimmed == "":
-		r.Format = "text"
-		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityError, Code: "empty",
-			Message: "the message is empty", Fix: "start with the header: v1 <intent> <topic> to <seat> n=<fact lines>"})
-	case convention.Looks(text) || convention.HeaderLine(text) > 0 && !aacp.Looks(text):
-		r.Format = "convention"
-		_, diags := convention.Check(text, convention.Options{Roster: roster, Counter: conventionCounter()})
-		r.Diagnostics = append(r.Diagnostics, diags...)
-	case aacp.Looks(text):
-		r.Format = "aacp"
-		_, diags := aacp.Check(text, aacp.Options{RequireTo: true, Roster: roster})
-		r.Diagnostics = append(r.Diagnostics, diags...)
-	case (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")) && json.Valid([]byte(trimmed)):
-		r.Format = "json"
-		now := conventionCounter().Count(text)
-		msg := fmt.Sprintf("a JSON message (%d tokens): quotes, braces and repeated keys cost more than the facts; as a convention message, one fact per line, ", now)
-		if est, ok := convention.EstimateJSON([]byte(trimmed)); ok {
-			msg += fmt.Sprintf("the same values would cost about %d", conventionCounter().Count(est))
-		}
-		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
-			Message: msg, Fix: "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
-	default:
-		r.Format = "text"
-		now := conventionCounter().Count(text)
-		est := (now*studyConventionTokens + studyProseTokens/2) / studyProseTokens
-		r.Diagnostics = append(r.Diagnostics, convention.Diagnostic{Line: 1, Col: 1, Severity: convention.SeverityWarning, Code: "format",
-			Message: fmt.Sprintf("plain text (%d tokens): a convention message would carry the same facts in about %d (the study's convention messages cost 35%% less than its prose), and would say who must act and what is asked", now, est),
-			Fix:     "rewrite as v1 <intent> <topic> to <seat> n=<fact lines>, one fact per line (see parley convention)"})
-	}
-	return r
+	format, diags := lint.Message(text, roster, conventionCounter())
+	return lintResult{File: name, Format: format, Diagnostics: diags}
 }
 
 // writeDiagnostics writes findings like a compiler, with each fix indented under its finding.

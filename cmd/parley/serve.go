@@ -30,7 +30,8 @@ import (
 
 const serveDescription = `
 Run the room server: the HTTP API (/v1/…), live reads over Server-Sent Events, MCP for
-agents at /mcp, the web UI at /, /healthz and /metrics. It binds to localhost unless told otherwise.
+agents at /mcp, the web UI at /, the format lab at /lab (a2c and lint in the browser, no
+token needed), /healthz and /metrics. It binds to localhost unless told otherwise.
 
 Storage is SQLite by default, one file (parley.db in the working directory). PostgreSQL lets
 several 'parley serve' processes share one database behind a load balancer: sequence numbers

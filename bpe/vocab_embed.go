@@ -1,0 +1,11 @@
+//go:build !parley_novocab
+
+package bpe
+
+import _ "embed"
+
+//go:embed data/o200k_base.bin
+var o200kData string
+
+//go:embed data/cl100k_base.bin
+var cl100kData string
