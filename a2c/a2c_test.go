@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sharedtest"
 	"github.com/parleyhq/parley/trace"
 )
 
@@ -191,7 +192,7 @@ func loadCorpus(t *testing.T, adapter, dir string) []trace.Session {
 	t.Helper()
 	p := filepath.Join(corpus, dir)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
+		sharedtest.Absent(t, "shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
 	}
 	ss, err := trace.Load(context.Background(), adapter, p, trace.LoadOptions{})
 	if err != nil {

@@ -139,8 +139,11 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 			usedDict = true
 			sr.DictionaryTokens = share
 		}
-		cumFull := c.Count(enc.Header) + sr.InstructionTokens + sr.DictionaryTokens
-		sr.PayloadTokens = c.Count(enc.Header)
+		// The payload is counted as it ships: Payload(), the header and every record line
+		// each with its newline. Break-even follows the handoffs one at a time, each
+		// charged with the count of what it adds (its line and newline).
+		sr.PayloadTokens = c.Count(enc.Payload())
+		cumFull := c.Count(enc.Header+"\n") + sr.InstructionTokens + sr.DictionaryTokens
 		cumRaw := 0
 		for i := range s.Records {
 			var raw int
@@ -149,11 +152,9 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 			} else {
 				raw = c.Count(string(trace.Canonical(&s.Records[i])))
 			}
-			pay := c.Count(enc.Lines[i])
 			sr.RawTokens += raw
-			sr.PayloadTokens += pay
 			cumRaw += raw
-			cumFull += pay
+			cumFull += c.Count(enc.Lines[i] + "\n")
 			if sr.BreakEven == 0 && cumFull <= cumRaw {
 				sr.BreakEven = i + 1
 			}

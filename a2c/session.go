@@ -228,3 +228,32 @@ func groupRecords(lines []string) []string {
 	}
 	return out
 }
+
+// Shipped is one session as a reader receives it: the texts that travel and the token
+// count of each, counted on that text alone. `parley a2c encode --json` prints it.
+type Shipped struct {
+	ID                string `json:"id"`
+	Payload           string `json:"payload"`
+	Instructions      string `json:"instructions"`
+	Dictionary        string `json:"dictionary"` // the dictionary's text when the payload uses it, else ""
+	PayloadTokens     int    `json:"payload_tokens"`
+	InstructionTokens int    `json:"instruction_tokens"`
+	DictionaryTokens  int    `json:"dictionary_tokens"`
+	FullCostTokens    int    `json:"full_cost_tokens"`
+}
+
+// Ship returns what an encoded session sends, each text with its count by c. dict is
+// the dictionary the session was encoded with (nil for none).
+func Ship(id string, enc *Encoded, dict *Dictionary, c Counter) Shipped {
+	s := Shipped{ID: id, Payload: enc.Payload(), Instructions: enc.Instructions}
+	if enc.UsesDict && dict != nil {
+		s.Dictionary = dict.Text
+	}
+	s.PayloadTokens = c.Count(s.Payload)
+	s.InstructionTokens = c.Count(s.Instructions)
+	if s.Dictionary != "" {
+		s.DictionaryTokens = c.Count(s.Dictionary)
+	}
+	s.FullCostTokens = s.PayloadTokens + s.InstructionTokens + s.DictionaryTokens
+	return s
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 const corpus = "../../shared/corpus"
@@ -14,7 +16,7 @@ func needCorpus(t *testing.T, sub string) string {
 	t.Helper()
 	p := filepath.Join(corpus, sub)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
+		sharedtest.Absent(t, "shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
 	}
 	return p
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 func TestA2CNormalizeEncodeDecode(t *testing.T) {
@@ -130,7 +132,7 @@ func TestA2CVerifyCorpus(t *testing.T) {
 	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
 		dir := filepath.Join("..", "..", "..", "shared", "corpus", a)
 		if _, err := os.Stat(dir); err != nil {
-			t.Skipf("shared corpus not present at %s: %v", dir, err)
+			sharedtest.Absent(t, "shared corpus not present at %s: %v", dir, err)
 		}
 		code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", a, "--source", dir)
 		if code != 0 || !strings.Contains(out, "differing 0") {
