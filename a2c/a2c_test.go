@@ -451,7 +451,9 @@ func TestOriginals(t *testing.T) {
 		parse(t, `{"kind":"tool_result","from":"tool","to":"builder","result":`+string(q)+`}`),
 		parse(t, `{"kind":"message","from":"builder","to":"planner","text":`+string(quote)+`}`),
 	}
-	enc := roundTrip(t, "originals", recs, Default(mustCounter(t)))
+	opt := Default(mustCounter(t))
+	opt.Adapt = false // two records: Adapt would rightly find the schema not worth explaining
+	enc := roundTrip(t, "originals", recs, opt)
 	if !enc.Features.Originals || !strings.Contains(enc.Instructions, "%X strings") {
 		t.Fatalf("the quote did not use the originals:\n%s", enc.Payload())
 	}
@@ -466,5 +468,31 @@ func TestOriginals(t *testing.T) {
 	}
 	if _, _, err := DecodeSession("a2c/1\nr||||||%j[1,2]\nm||||«0627\n", nil); err == nil {
 		t.Error("a splice before the originals decoded")
+	}
+}
+
+// TestAdaptNeverCostsMore checks Adapt against its own baseline, counted here: on every
+// short session its payload + instructions are at most what Default without Adapt
+// ships, and it round-trips.
+func TestAdaptNeverCostsMore(t *testing.T) {
+	c := mustCounter(t)
+	fixed := Default(c)
+	fixed.Adapt = false
+	dropped := 0
+	for _, s := range append(trace.SyntheticReAct(4, 20), trace.Synthetic(4, 5)...) {
+		recs := RecordValues(&s)
+		a := roundTrip(t, s.ID, recs, Default(c))
+		b := roundTrip(t, s.ID, recs, fixed)
+		ca := c.Count(a.Payload()) + c.Count(a.Instructions)
+		cb := c.Count(b.Payload()) + c.Count(b.Instructions)
+		if ca > cb {
+			t.Errorf("%s: adapted %d tokens > fixed %d", s.ID, ca, cb)
+		}
+		if ca < cb {
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		t.Error("Adapt changed no session of 20 short ReAct ones")
 	}
 }
