@@ -46,7 +46,11 @@ var adaptSteps = []struct {
 	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
 	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
 	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},
-	{"schema", func(o *Options) bool { ok := o.Schema; o.Schema, o.RawNewlines, o.KindNames = false, false, false; return ok }},
+	{"schema", func(o *Options) bool {
+		ok := o.Schema
+		o.Schema, o.RawNewlines, o.KindNames = false, false, false
+		return ok
+	}},
 }
 
 // EncodeSession encodes a session's records (JSON objects) with the given options.
