@@ -214,3 +214,21 @@ func TestSplitIsByTrajectoryAndSeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestRecountNamesACountThatIsNotWhatShips: a per-session payload count one token off
+// what the re-encoded payload counts is named, though the sums were kept consistent.
+func TestRecountNamesACountThatIsNotWhatShips(t *testing.T) {
+	dir := t.TempDir()
+	r, ss := release(t, dir, 5)
+	if bad, err := Recount(r, ss); err != nil || len(bad) != 0 {
+		t.Fatalf("a fresh release: %v %v", bad, err)
+	}
+	r.PerSession[0].PayloadTokens++
+	r.PerSession[1].InstructionTokens--
+	r.DictionaryTokens += 3
+	bad, err := Recount(r, ss)
+	joined := strings.Join(bad, "\n")
+	if err != nil || len(bad) != 3 || !strings.Contains(joined, "payload as shipped") || !strings.Contains(joined, "instructions as shipped") || !strings.Contains(joined, "dictionary as shipped") {
+		t.Fatalf("want the three altered counts named: %v %v", bad, err)
+	}
+}
