@@ -3,6 +3,7 @@ package a2c
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -362,4 +363,20 @@ func MeasureFolds(ctx context.Context, in []Input, opt Options, c Counter, encod
 		total.Baselines[name] = b
 	}
 	return total, nil
+}
+
+// HoldOut splits sessions deterministically by id: a session is held out when the
+// FNV-1a (32-bit) hash of its id is divisible by n, so the same session is held out on
+// every machine and whatever else the source holds. With n < 2 nothing is held out.
+func HoldOut(in []Input, n int) (train, held []Input) {
+	for _, s := range in {
+		h := fnv.New32a()
+		h.Write([]byte(s.ID))
+		if n >= 2 && h.Sum32()%uint32(n) == 0 {
+			held = append(held, s)
+		} else {
+			train = append(train, s)
+		}
+	}
+	return train, held
 }
