@@ -48,6 +48,7 @@ func configs(tb testing.TB) map[string]Options {
 		"tiny":      tiny,
 		"dict":      dict,
 		"full":      {Schema: true, Bare: true, Embedded: true, ValueRefs: true, Splices: true, FullInstructions: true},
+		"plain":     {Schema: true, KindNames: true, NoDefaults: true, Bare: true, RawNewlines: true, Splices: true, MinSplice: 1},
 	}
 }
 
@@ -494,5 +495,20 @@ func TestAdaptNeverCostsMore(t *testing.T) {
 	}
 	if dropped == 0 {
 		t.Error("Adapt changed no session of 20 short ReAct ones")
+	}
+}
+
+// TestNoDefaults: with NoDefaults no field stands for its default, so the instructions do
+// not explain defaults, and the session still round-trips.
+func TestNoDefaults(t *testing.T) {
+	s := trace.SyntheticReAct(6, 1)[0]
+	opt := Options{Schema: true, NoDefaults: true}
+	enc := roundTrip(t, s.ID, RecordValues(&s), opt)
+	if enc.Features.Defaults || strings.Contains(enc.Instructions, "Blank") {
+		t.Fatalf("defaults used or explained: %s\n%s", enc.Instructions, enc.Payload())
+	}
+	opt.NoDefaults = false
+	if enc := roundTrip(t, s.ID, RecordValues(&s), opt); !enc.Features.Defaults {
+		t.Fatal("the same session without NoDefaults uses no default: the test proves nothing")
 	}
 }

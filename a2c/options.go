@@ -18,6 +18,10 @@ type Options struct {
 	// KindNames writes every kind as a quoted name ("plan") instead of its one-letter
 	// code, so the instructions need not list the codes: cheaper on short sessions.
 	KindNames bool
+	// NoDefaults writes a string field even where it equals its default (the same field
+	// of the last record of its kind, or of the previous record), so a blank field only
+	// ever means an absent one and the instructions need not explain defaults.
+	NoDefaults bool
 	// Adapt lets EncodeSession drop, one at a time, each mechanism whose explanation in
 	// the instructions costs more than it saves in the payload of this session (it
 	// needs Counter). Short sessions then ship short instructions; long ones keep every

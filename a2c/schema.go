@@ -75,6 +75,8 @@ func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
 				cur = field{ok: true, s: slots[s].Str}
 			}
 			switch {
+			case cur == def && cur.ok && e.opt.NoDefaults:
+				f = e.rawString(f, cur.s)
 			case cur == def:
 				if cur.ok {
 					e.feat.Defaults = true
