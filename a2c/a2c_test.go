@@ -314,7 +314,13 @@ func FuzzRoundTrip(f *testing.F) {
 		opt.Schema = schema
 		opt.MinSplice = 4
 		opt.ValueRefs = true // off by default, still read by every decoder
-		// Twice the record: the second copy exercises references and splices.
+		// Twice the record: the second copy exercises references and splices. Once as
+		// Adapt chooses, once with every mechanism kept, once with kind names and no
+		// defaults (Adapt's short-session steps).
+		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+		opt.Adapt = false
+		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+		opt.KindNames, opt.NoDefaults = true, true
 		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
 	})
 }
