@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sharedtest"
 	"github.com/parleyhq/parley/trace"
 )
 
@@ -47,6 +48,7 @@ func configs(tb testing.TB) map[string]Options {
 		"tiny":      tiny,
 		"dict":      dict,
 		"full":      {Schema: true, Bare: true, Embedded: true, ValueRefs: true, Splices: true, FullInstructions: true},
+		"plain":     {Schema: true, KindNames: true, NoDefaults: true, Bare: true, RawNewlines: true, Splices: true, MinSplice: 1},
 	}
 }
 
@@ -191,7 +193,7 @@ func loadCorpus(t *testing.T, adapter, dir string) []trace.Session {
 	t.Helper()
 	p := filepath.Join(corpus, dir)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
+		sharedtest.Absent(t, "shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
 	}
 	ss, err := trace.Load(context.Background(), adapter, p, trace.LoadOptions{})
 	if err != nil {
@@ -312,7 +314,13 @@ func FuzzRoundTrip(f *testing.F) {
 		opt.Schema = schema
 		opt.MinSplice = 4
 		opt.ValueRefs = true // off by default, still read by every decoder
-		// Twice the record: the second copy exercises references and splices.
+		// Twice the record: the second copy exercises references and splices. Once as
+		// Adapt chooses, once with every mechanism kept, once with kind names and no
+		// defaults (Adapt's short-session steps).
+		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+		opt.Adapt = false
+		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+		opt.KindNames, opt.NoDefaults = true, true
 		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
 	})
 }
@@ -450,7 +458,9 @@ func TestOriginals(t *testing.T) {
 		parse(t, `{"kind":"tool_result","from":"tool","to":"builder","result":`+string(q)+`}`),
 		parse(t, `{"kind":"message","from":"builder","to":"planner","text":`+string(quote)+`}`),
 	}
-	enc := roundTrip(t, "originals", recs, Default(mustCounter(t)))
+	opt := Default(mustCounter(t))
+	opt.Adapt = false // two records: Adapt would rightly find the schema not worth explaining
+	enc := roundTrip(t, "originals", recs, opt)
 	if !enc.Features.Originals || !strings.Contains(enc.Instructions, "%X strings") {
 		t.Fatalf("the quote did not use the originals:\n%s", enc.Payload())
 	}
@@ -465,5 +475,46 @@ func TestOriginals(t *testing.T) {
 	}
 	if _, _, err := DecodeSession("a2c/1\nr||||||%j[1,2]\nm||||«0627\n", nil); err == nil {
 		t.Error("a splice before the originals decoded")
+	}
+}
+
+// TestAdaptNeverCostsMore checks Adapt against its own baseline, counted here: on every
+// short session its payload + instructions are at most what Default without Adapt
+// ships, and it round-trips.
+func TestAdaptNeverCostsMore(t *testing.T) {
+	c := mustCounter(t)
+	fixed := Default(c)
+	fixed.Adapt = false
+	dropped := 0
+	for _, s := range append(trace.SyntheticReAct(4, 20), trace.Synthetic(4, 5)...) {
+		recs := RecordValues(&s)
+		a := roundTrip(t, s.ID, recs, Default(c))
+		b := roundTrip(t, s.ID, recs, fixed)
+		ca := c.Count(a.Payload()) + c.Count(a.Instructions)
+		cb := c.Count(b.Payload()) + c.Count(b.Instructions)
+		if ca > cb {
+			t.Errorf("%s: adapted %d tokens > fixed %d", s.ID, ca, cb)
+		}
+		if ca < cb {
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		t.Error("Adapt changed no session of 20 short ReAct ones")
+	}
+}
+
+// TestNoDefaults: with NoDefaults no field stands for its default, so the instructions do
+// not explain defaults, and the session still round-trips.
+func TestNoDefaults(t *testing.T) {
+	s := trace.SyntheticReAct(6, 1)[0]
+	opt := Options{Schema: true, NoDefaults: true}
+	enc := roundTrip(t, s.ID, RecordValues(&s), opt)
+	if enc.Features.Defaults || strings.Contains(enc.Instructions, "Blank") {
+		t.Fatalf("defaults used or explained: %s\n%s", enc.Instructions, enc.Payload())
+	}
+	opt.NoDefaults = false
+	if enc := roundTrip(t, s.ID, RecordValues(&s), opt); !enc.Features.Defaults {
+		t.Fatal("the same session without NoDefaults uses no default: the test proves nothing")
 	}
 }

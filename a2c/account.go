@@ -3,6 +3,7 @@ package a2c
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -139,8 +140,11 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 			usedDict = true
 			sr.DictionaryTokens = share
 		}
-		cumFull := c.Count(enc.Header) + sr.InstructionTokens + sr.DictionaryTokens
-		sr.PayloadTokens = c.Count(enc.Header)
+		// The payload is counted as it ships: Payload(), the header and every record line
+		// each with its newline. Break-even follows the handoffs one at a time, each
+		// charged with the count of what it adds (its line and newline).
+		sr.PayloadTokens = c.Count(enc.Payload())
+		cumFull := c.Count(enc.Header+"\n") + sr.InstructionTokens + sr.DictionaryTokens
 		cumRaw := 0
 		for i := range s.Records {
 			var raw int
@@ -149,11 +153,9 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 			} else {
 				raw = c.Count(string(trace.Canonical(&s.Records[i])))
 			}
-			pay := c.Count(enc.Lines[i])
 			sr.RawTokens += raw
-			sr.PayloadTokens += pay
 			cumRaw += raw
-			cumFull += pay
+			cumFull += c.Count(enc.Lines[i] + "\n")
 			if sr.BreakEven == 0 && cumFull <= cumRaw {
 				sr.BreakEven = i + 1
 			}
@@ -361,4 +363,20 @@ func MeasureFolds(ctx context.Context, in []Input, opt Options, c Counter, encod
 		total.Baselines[name] = b
 	}
 	return total, nil
+}
+
+// HoldOut splits sessions deterministically by id: a session is held out when the
+// FNV-1a (32-bit) hash of its id is divisible by n, so the same session is held out on
+// every machine and whatever else the source holds. With n < 2 nothing is held out.
+func HoldOut(in []Input, n int) (train, held []Input) {
+	for _, s := range in {
+		h := fnv.New32a()
+		h.Write([]byte(s.ID))
+		if n >= 2 && h.Sum32()%uint32(n) == 0 {
+			held = append(held, s)
+		} else {
+			train = append(train, s)
+		}
+	}
+	return train, held
 }

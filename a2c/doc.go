@@ -85,6 +85,15 @@
 // writing the parsed value back in that style gives the original bytes.
 //
 // Every mechanism can be switched off (Options); the decoder reads any mix. The
-// instructions (Instructions) are built per session from what it used, and are charged
-// in full with the first handoff when Measure computes break-even.
+// instructions (Instructions) are built per session from what it used (naming only the
+// fields up to the last one any line fills), and are charged in full with the first
+// handoff when Measure computes break-even. With Options.Adapt (on in Default) a short
+// session whose instructions are a large share of its cost drops, one by one, what
+// costs more to explain than it saves: embedded JSON, kind letters (kinds are then
+// written as quoted names), defaults (fields are then written even when equal to their
+// default), value references, splices, bare strings, the schema itself.
+//
+// Every token figure counts the text as shipped: the payload is Payload() (each line with
+// its newline), the instructions and the dictionary their own text; Ship returns the
+// three with their counts, as `parley a2c encode --json` prints them.
 package a2c

@@ -29,6 +29,7 @@ type Features struct {
 	Long       bool // a splice of 100 bytes or more
 	Doubled    bool // a literal « was written ««
 	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
+	Fields     int  // the most fields after the kind on any schema line (the instructions name only these)
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to

@@ -29,7 +29,14 @@ func Instructions(f Features, full bool) string {
 	var b strings.Builder
 	b.WriteString("JSON records")
 	if f.Schema {
-		b.WriteString(": kind|from|to|tool|call_id|text|args|result|meta")
+		n := f.Fields
+		if full || f.Extra {
+			n = nSlots
+		}
+		b.WriteString(": kind")
+		for _, s := range fieldOrder[:n] {
+			b.WriteString("|" + slotNames[s])
+		}
 		if f.Extra {
 			b.WriteString("|other keys")
 		}
@@ -47,21 +54,27 @@ func Instructions(f Features, full bool) string {
 			b.WriteString(" Other lines continue the text.")
 		}
 		if f.Defaults {
-			b.WriteString(" Blank from/to: as last same kind; tool/call_id: as previous.")
+			if n > slotTool {
+				b.WriteString(" Blank from/to: last of same kind; tool/call_id: previous.")
+			} else {
+				b.WriteString(" Blank from/to: last of same kind.")
+			}
 		}
 		if f.Absent {
 			b.WriteString(" ~ none.")
 		}
-		b.WriteString(" from…text raw")
-		if f.RawEscapes {
-			b.WriteString(", \\-escaped")
+		if n > 0 {
+			b.WriteString(" " + slotNames[fieldOrder[0]] + "…" + slotNames[fieldOrder[min(n, slotText+1)-1]] + " raw")
+			if f.RawEscapes {
+				b.WriteString(", \\-escaped")
+			}
+			b.WriteString(".")
 		}
-		b.WriteString(".")
 	} else {
 		b.WriteString(", one per line.")
 	}
 	if f.Splices {
-		b.WriteString(" «nnd: nn bytes from d back")
+		b.WriteString(" «nnd: nn bytes d back")
 		if f.Long {
 			b.WriteString(" («00nnnd: nnn)")
 		}

@@ -15,6 +15,18 @@ type Options struct {
 	// fields in a per-kind order, fields equal to their default left empty, trailing
 	// empty fields cut.
 	Schema bool
+	// KindNames writes every kind as a quoted name ("plan") instead of its one-letter
+	// code, so the instructions need not list the codes: cheaper on short sessions.
+	KindNames bool
+	// NoDefaults writes a string field even where it equals its default (the same field
+	// of the last record of its kind, or of the previous record), so a blank field only
+	// ever means an absent one and the instructions need not explain defaults.
+	NoDefaults bool
+	// Adapt lets EncodeSession drop, one at a time, each mechanism whose explanation in
+	// the instructions costs more than it saves in the payload of this session (it
+	// needs Counter). Short sessions then ship short instructions; long ones keep every
+	// mechanism. See EncodeSession.
+	Adapt bool
 	// Bare drops the quotes around object keys and simple strings.
 	Bare bool
 	// RawNewlines keeps newlines of text fields as line breaks, so a record may span
@@ -52,7 +64,7 @@ type Options struct {
 // less than it costs to explain and breaks longer splices across the value: without it
 // the full cost fell on every corpus source and the synthetic one.
 func Default(c Counter) Options {
-	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Counter: c}
+	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Adapt: c != nil, Counter: c}
 }
 
 func (o *Options) minValueLen() int {

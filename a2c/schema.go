@@ -46,7 +46,7 @@ func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
 		e.feat.Absent = true
 	default:
 		kindKey = kind.Str
-		if c, ok := kindCodes[kind.Str]; ok {
+		if c, ok := kindCodes[kind.Str]; ok && !e.opt.KindNames {
 			code = c
 			dst = append(dst, c)
 			e.feat.Kinds[c] = true
@@ -75,6 +75,8 @@ func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
 				cur = field{ok: true, s: slots[s].Str}
 			}
 			switch {
+			case cur == def && cur.ok && e.opt.NoDefaults:
+				f = e.rawString(f, cur.s)
 			case cur == def:
 				if cur.ok {
 					e.feat.Defaults = true
@@ -98,6 +100,7 @@ func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
 	for len(fields) > 0 && len(fields[len(fields)-1]) == 0 {
 		fields = fields[:len(fields)-1]
 	}
+	e.feat.Fields = max(e.feat.Fields, min(len(fields), nSlots))
 	for _, f := range fields {
 		dst = append(dst, '|')
 		dst = append(dst, f...)

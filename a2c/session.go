@@ -30,8 +30,73 @@ func (e *Encoded) Payload() string {
 	return b.String()
 }
 
+// adaptShare: Adapt tries dropping mechanisms only when the instructions are at least
+// 1/adaptShare of the session's payload and instructions; below that no explanation can
+// cost more than the mechanism saves often enough to pay for the extra encodings.
+const adaptShare = 20
+
+// adaptSteps are the changes Adapt may make to a session's options, each removing a part
+// of the instructions, in the order they are tried.
+var adaptSteps = []struct {
+	name  string
+	apply func(o *Options) bool // false when it changes nothing
+}{
+	{"embedded", func(o *Options) bool { ok := o.Embedded; o.Embedded = false; return ok }},
+	{"kind names", func(o *Options) bool { ok := o.Schema && !o.KindNames; o.KindNames = true; return ok }},
+	{"defaults", func(o *Options) bool { ok := o.Schema && !o.NoDefaults; o.NoDefaults = true; return ok }},
+	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
+	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
+	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},
+	{"schema", func(o *Options) bool {
+		ok := o.Schema
+		o.Schema, o.RawNewlines, o.KindNames = false, false, false
+		return ok
+	}},
+}
+
 // EncodeSession encodes a session's records (JSON objects) with the given options.
+//
+// With opt.Adapt (and a Counter) it also weighs, for this session alone, each mechanism
+// against the words that explain it: it drops, greedily, whichever change (adaptSteps)
+// lowers payload + instruction tokens the most, until none does. The decoder reads any
+// mix, so the payload needs no mark of what was dropped; the instructions describe what
+// is left.
 func EncodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error) {
+	out, err := encodeSession(id, recs, opt)
+	if err != nil || !opt.Adapt || opt.Counter == nil || opt.FullInstructions {
+		return out, err
+	}
+	c := opt.Counter
+	cost := func(e *Encoded) int { return c.Count(e.Payload()) + c.Count(e.Instructions) }
+	best := cost(out)
+	if c.Count(out.Instructions)*adaptShare < best {
+		return out, nil
+	}
+	cur := opt
+	for {
+		var next *Encoded
+		var nextOpt Options
+		for _, st := range adaptSteps {
+			o := cur
+			if !st.apply(&o) {
+				continue
+			}
+			e, err := encodeSession(id, recs, o)
+			if err != nil {
+				return nil, err
+			}
+			if k := cost(e); k < best {
+				best, next, nextOpt = k, e, o
+			}
+		}
+		if next == nil {
+			return out, nil
+		}
+		out, cur = next, nextOpt
+	}
+}
+
+func encodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error) {
 	enc := NewEncoder(opt)
 	out := &Encoded{Lines: make([]string, len(recs))}
 	for i := range recs {
@@ -227,4 +292,33 @@ func groupRecords(lines []string) []string {
 		}
 	}
 	return out
+}
+
+// Shipped is one session as a reader receives it: the texts that travel and the token
+// count of each, counted on that text alone. `parley a2c encode --json` prints it.
+type Shipped struct {
+	ID                string `json:"id"`
+	Payload           string `json:"payload"`
+	Instructions      string `json:"instructions"`
+	Dictionary        string `json:"dictionary"` // the dictionary's text when the payload uses it, else ""
+	PayloadTokens     int    `json:"payload_tokens"`
+	InstructionTokens int    `json:"instruction_tokens"`
+	DictionaryTokens  int    `json:"dictionary_tokens"`
+	FullCostTokens    int    `json:"full_cost_tokens"`
+}
+
+// Ship returns what an encoded session sends, each text with its count by c. dict is
+// the dictionary the session was encoded with (nil for none).
+func Ship(id string, enc *Encoded, dict *Dictionary, c Counter) Shipped {
+	s := Shipped{ID: id, Payload: enc.Payload(), Instructions: enc.Instructions}
+	if enc.UsesDict && dict != nil {
+		s.Dictionary = dict.Text
+	}
+	s.PayloadTokens = c.Count(s.Payload)
+	s.InstructionTokens = c.Count(s.Instructions)
+	if s.Dictionary != "" {
+		s.DictionaryTokens = c.Count(s.Dictionary)
+	}
+	s.FullCostTokens = s.PayloadTokens + s.InstructionTokens + s.DictionaryTokens
+	return s
 }

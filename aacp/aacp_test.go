@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 const studyDir = "../../shared/study"
@@ -17,7 +18,7 @@ func studyFile(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(studyDir, name))
 	if os.IsNotExist(err) {
-		t.Skipf("the study fixtures are not at %s (the shared folder sits beside the repository); skipping", studyDir)
+		sharedtest.Absent(t, "the study fixtures are not at %s (the shared folder sits beside the repository); skipping", studyDir)
 	}
 	if err != nil {
 		t.Fatal(err)

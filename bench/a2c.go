@@ -20,7 +20,8 @@ var a2cOptions = a2c.Default(nil)
 // under a2cOptions: the positional schema, the kind letter m and bare keys and strings.
 // Every fixture uses exactly these; a message that needs more is an error, not a grammar
 // charged short.
-var a2cFeatures = a2c.Features{Schema: true, Bare: true, Kinds: map[byte]bool{'m': true}}
+// Fields is 8: the records fill meta, the last slot.
+var a2cFeatures = a2c.Features{Schema: true, Bare: true, Kinds: map[byte]bool{'m': true}, Fields: 8}
 
 // A2CGrammar is what a reader must hold to read the study's a2c messages: the decode
 // instructions the codec ships with each of their sessions (a2c.Instructions of the
@@ -114,7 +115,7 @@ func a2cSession(m Message) (*a2c.Encoded, error) {
 }
 
 // unionFeatures returns the features of a and b together: every flag set in either, every
-// letter of either map. A session's features are within the grammar when adding them to
+// letter of either map, the larger of each count. A session's features are within the grammar when adding them to
 // a2cFeatures leaves its instructions unchanged.
 func unionFeatures(a, b a2c.Features) a2c.Features {
 	out := a2c.Features{}
@@ -128,6 +129,8 @@ func unionFeatures(a, b a2c.Features) a2c.Features {
 				if f.Bool() {
 					ov.Field(i).SetBool(true)
 				}
+			case reflect.Int:
+				ov.Field(i).SetInt(max(ov.Field(i).Int(), f.Int()))
 			case reflect.Map:
 				if ov.Field(i).IsNil() {
 					ov.Field(i).Set(reflect.MakeMap(f.Type()))

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 // mustEncodings returns both real tokenizers.
@@ -76,7 +77,7 @@ func TestLoadStudy(t *testing.T) {
 func TestEmbeddedMatchesShared(t *testing.T) {
 	const shared = "../../shared/study"
 	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("the shared study folder %s is absent; nothing to compare the embedded copy with", shared)
+		sharedtest.Absent(t, "the shared study folder %s is absent; nothing to compare the embedded copy with", shared)
 	}
 	err := fs.WalkDir(os.DirFS(shared), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 // sharedTokvec is the developers' shared vector set, beside the repository's clone.
@@ -89,7 +91,7 @@ func TestTiktokenVectors(t *testing.T) { checkCases(t, "testdata/tiktoken.jsonl"
 func TestSharedCases(t *testing.T) {
 	p := filepath.Join(sharedTokvec, "cases.jsonl")
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared vectors absent (%v): testdata/cases.jsonl is their copy", err)
+		sharedtest.Absent(t, "shared vectors absent (%v): testdata/cases.jsonl is their copy", err)
 	}
 	checkCases(t, p)
 }
@@ -98,7 +100,7 @@ func readCorpus(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(sharedTokvec, "corpus.txt"))
 	if err != nil {
-		t.Skipf("shared corpus absent, skipping: %v", err)
+		sharedtest.Absent(t, "shared corpus absent, skipping: %v", err)
 	}
 	return string(b)
 }

@@ -1,6 +1,8 @@
 package convention
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,12 +27,59 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// TestLargeInputIsLinear guards against quadratic rules: a 256 KiB message of one long line
-// of numbers, and one of many short lines, must check quickly.
+// byteCounter counts how many bytes Check hands the tokenizer, a measure of its work.
+type byteCounter struct {
+	n     int
+	inner interface{ Count(string) int }
+}
+
+func (c *byteCounter) Count(s string) int {
+	c.n += len(s)
+	return c.inner.Count(s)
+}
+
+// work checks src once and returns the bytes it gave the tokenizer, the bytes it
+// allocated and its allocation count: operation counts that a loaded machine does not
+// blur the way it blurs wall time.
+func work(src string) (counted, allocBytes, mallocs uint64) {
+	c := &byteCounter{inner: o200k}
+	Check(src, Options{Counter: c}) // warm up lazily built tables
+	c.n = 0
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	Check(src, Options{Counter: c})
+	runtime.ReadMemStats(&after)
+	return uint64(c.n), after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs
+}
+
+// TestLargeInputIsLinear guards against quadratic rules: a message of one long line of
+// numbers, and one of many short lines, checked at n and 8n. Linear work grows 8 times;
+// quadratic work 64 times. Each measure must grow at most 20 times (a generous bound).
 func TestLargeInputIsLinear(t *testing.T) {
-	long := "v1 report limiter to lead n=1\nreq " + strings.Repeat("12, 34 x ", 30000) + "\n"
-	many := "v1 report limiter to lead n=20000\n" + strings.Repeat("ev#1 commit 3f9a2c1\n", 20000)
-	for _, src := range []string{long, many} {
-		Check(src, Options{Counter: o200k})
+	long := func(k int) string {
+		return "v1 report limiter to lead n=1\nreq " + strings.Repeat("12, 34 x ", k) + "\n"
+	}
+	many := func(k int) string {
+		return fmt.Sprintf("v1 report limiter to lead n=%d\n", k) + strings.Repeat("ev#1 commit 3f9a2c1\n", k)
+	}
+	for name, gen := range map[string]func(int) string{"one long line": long, "many lines": many} {
+		small, large := gen(4000), gen(32000)
+		c1, b1, m1 := work(small)
+		c8, b8, m8 := work(large)
+		if b1 == 0 || m1 == 0 || (c1 == 0) != (c8 == 0) {
+			t.Fatalf("%s: nothing measured (counted %d/%d bytes, allocated %d bytes in %d allocations)", name, c1, c8, b1, m1)
+		}
+		if c1 == 0 {
+			c1, c8 = 1, 1 // no token counts asked on this input
+		}
+		for _, r := range []struct {
+			what         string
+			small, large uint64
+		}{{"bytes given to the tokenizer", c1, c8}, {"bytes allocated", b1, b8}, {"allocations", m1, m8}} {
+			if ratio := float64(r.large) / float64(r.small); ratio > 20 {
+				t.Errorf("%s: %s grew %.1f× for 8× the input (%d → %d): not linear", name, r.what, ratio, r.small, r.large)
+			}
+		}
 	}
 }

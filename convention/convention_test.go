@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 const studyDir = "../../shared/study"
@@ -18,7 +20,7 @@ func studyFile(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(studyDir, name))
 	if os.IsNotExist(err) {
-		t.Skipf("the study fixtures are not at %s (the shared folder sits beside the repository); skipping", studyDir)
+		sharedtest.Absent(t, "the study fixtures are not at %s (the shared folder sits beside the repository); skipping", studyDir)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -290,23 +291,50 @@ func TestSchedulerLoop(t *testing.T) {
 }
 
 func TestLapseRace(t *testing.T) {
-	// Two services on one store (two server processes): each ask lapses once.
+	// Two services on one store (two server processes) lapse the same due ask at the
+	// same moment: both goroutines are released together, round after round, and each
+	// ask must lapse exactly once, with exactly one default posted.
 	f := MustFixture(t, "")
 	f.MustRoom("r", nil, "a", "b")
 	other, err := room.New(f.Store, room.Config{Now: f.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.MustPost("r/a", "v1 request x to b n=2\nask pick a date, 20260917T1000Z\ndefault friday\n")
-	f.Clock.Set(time.Date(2026, 9, 17, 10, 0, 0, 0, time.UTC))
-	n1, err1 := f.Svc.LapseDue(t.Context())
-	n2, err2 := other.LapseDue(t.Context())
-	if n1+n2 != 1 || err1 != nil || err2 != nil {
-		t.Errorf("lapses %d + %d (%v, %v), want exactly 1", n1, n2, err1, err2)
+	const rounds = 12
+	for k := range rounds {
+		due := time.Date(2026, 9, 17, 10, k, 0, 0, time.UTC)
+		f.MustPost("r/a", fmt.Sprintf("v1 request x to b n=2\nask pick a date, %s\ndefault friday-%d\n", due.Format("20060102T1504Z"), k))
+		f.Clock.Set(due.Add(time.Second))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		ns, errs := make([]int, 2), make([]error, 2)
+		for i, svc := range []*room.Service{f.Svc, other} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ns[i], errs[i] = svc.LapseDue(t.Context())
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if ns[0]+ns[1] != 1 || errs[0] != nil || errs[1] != nil {
+			t.Errorf("round %d: lapses %d + %d (%v, %v), want exactly 1", k, ns[0], ns[1], errs[0], errs[1])
+		}
+	}
+	hist := f.History("r/b", 0)
+	for k := range rounds {
+		if n := strings.Count(hist, fmt.Sprintf("friday-%d\n", k)); n != 2 {
+			// once in the ask, once in the one default applied
+			t.Errorf("ask %d: its default appears %d times in the history, want 2 (the ask and one lapse)", k, n)
+		}
+	}
+	if n := strings.Count(hist, "default applied"); n != rounds {
+		t.Errorf("%d defaults applied in the history, want %d:\n%s", n, rounds, hist)
 	}
 	// An answered ask never lapses.
-	f.MustPost("r/a", "v1 request x to b n=1\nask and a place, 20260917T1100Z\n")
-	f.MustPost("r/b", "v1 answer x to a re 3 n=1\nberlin\n")
+	asked := f.MustPost("r/a", "v1 request x to b n=1\nask and a place, 20260917T1100Z\n")
+	f.MustPost("r/b", fmt.Sprintf("v1 answer x to a re %d n=1\nberlin\n", asked.Seq))
 	f.Clock.Set(time.Date(2026, 9, 17, 12, 0, 0, 0, time.UTC))
 	if n, err := f.Svc.LapseDue(t.Context()); n != 0 || err != nil {
 		t.Errorf("answered ask lapsed: %d, %v", n, err)

@@ -13,7 +13,7 @@ import (
 )
 
 // Adapters names the adapters Load understands.
-var Adapters = []string{"toolbench", "openai", "swe-agent", "synthetic"}
+var Adapters = []string{"toolbench", "openai", "swe-agent", "synthetic", "synthetic-react"}
 
 // LoadOptions tunes Load. The zero value reads real sources; Synthetic* apply to the
 // synthetic adapter only.
@@ -38,6 +38,13 @@ func Load(ctx context.Context, adapter, path string, opt LoadOptions) ([]Session
 			n = 40
 		}
 		return Synthetic(opt.SyntheticSeed, n), nil
+	}
+	if adapter == "synthetic-react" {
+		n := opt.SyntheticSessions
+		if n <= 0 {
+			n = 40
+		}
+		return SyntheticReAct(opt.SyntheticSeed, n), nil
 	}
 	var skipLine func(rel string, line int, err error)
 	if opt.Skip != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 const corpus = "../../shared/corpus"
@@ -14,7 +16,7 @@ func needCorpus(t *testing.T, sub string) string {
 	t.Helper()
 	p := filepath.Join(corpus, sub)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
+		sharedtest.Absent(t, "shared corpus not present at %s (it lives beside the repository in ../shared): %v", p, err)
 	}
 	return p
 }
@@ -173,5 +175,36 @@ func TestLoadSkipsUnreadableFiles(t *testing.T) {
 	ss, err := Load(context.Background(), "openai", dir, LoadOptions{Skip: func(p string, err error) { skipped = append(skipped, filepath.Base(p)) }})
 	if err != nil || len(ss) != 1 || len(skipped) != 1 || skipped[0] != "bad.jsonl:1" {
 		t.Fatalf("sessions %d, skipped %v, err %v", len(ss), skipped, err)
+	}
+}
+
+// TestSyntheticReActShape: the ReAct generator is seeded (same seed, same bytes; another
+// seed, other sessions) and gives the promised shape: a question, rounds of
+// plan / tool_call / tool_result, a final answer, 5 to 11 handoffs.
+func TestSyntheticReActShape(t *testing.T) {
+	a, b, c := SyntheticReAct(3, 30), SyntheticReAct(3, 30), SyntheticReAct(4, 30)
+	if len(a) != 30 {
+		t.Fatalf("%d sessions", len(a))
+	}
+	same, other := true, true
+	for i := range a {
+		va, vb, vc := a[i].Value(), b[i].Value(), c[i].Value()
+		same = same && string(AppendCanonical(nil, &va)) == string(AppendCanonical(nil, &vb))
+		other = other && string(AppendCanonical(nil, &va)) != string(AppendCanonical(nil, &vc))
+		rs := a[i].Records
+		if n := len(rs); n < 5 || n > 11 || (n-2)%3 != 0 {
+			t.Fatalf("%s: %d handoffs", a[i].ID, n)
+		}
+		if rs[0].Kind != KindMessage || rs[len(rs)-1].Kind != KindFinal {
+			t.Errorf("%s: starts with %s, ends with %s", a[i].ID, rs[0].Kind, rs[len(rs)-1].Kind)
+		}
+		for k := 1; k+2 < len(rs); k += 3 {
+			if rs[k].Kind != KindPlan || rs[k+1].Kind != KindToolCall || rs[k+2].Kind != KindToolResult || rs[k+1].CallID != rs[k+2].CallID {
+				t.Errorf("%s: round at %d is %s/%s/%s", a[i].ID, k, rs[k].Kind, rs[k+1].Kind, rs[k+2].Kind)
+			}
+		}
+	}
+	if !same || !other {
+		t.Errorf("same seed same sessions: %v; other seed other sessions: %v", same, other)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/trace"
 )
 
@@ -15,7 +17,8 @@ import (
 // each naming the field or file at fault: the arithmetic of results.json (full cost =
 // its parts, savings, the per-session sums, the median break-even, the never count, the
 // stability figures), the verdict against the thresholds, the figures report.md states,
-// and, when sessions are given, the corpus fingerprint in the manifest.
+// and, when sessions are given, the corpus fingerprint in the manifest and every token
+// figure recounted from the shipped text (Recount).
 func Check(dir string, sessions []trace.Session) ([]string, error) {
 	var r Results
 	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
@@ -113,6 +116,11 @@ func Check(dir string, sessions []trace.Session) ([]string, error) {
 		}
 	}
 	if sessions != nil {
+		recounted, err := Recount(&r, sessions)
+		if err != nil {
+			return nil, err
+		}
+		bad = append(bad, recounted...)
 		var man Manifest
 		mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 		if err != nil {
@@ -128,6 +136,81 @@ func Check(dir string, sessions []trace.Session) ([]string, error) {
 		if r.Fingerprint != fp {
 			add("results.json: corpus_fingerprint %s, but the source's is %s", r.Fingerprint, fp)
 		}
+	}
+	return bad, nil
+}
+
+// Recount rebuilds the winner from results.json (its improvements, fitted on the
+// training sessions it names), encodes every test session again and counts, with the
+// release's encoding, exactly the texts a reader receives: the payload (Payload()), the
+// instructions and the dictionary. Every figure of results.json that differs is named.
+func Recount(r *Results, sessions []trace.Session) ([]string, error) {
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	tok, err := bpe.Get(r.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("results.json: encoding: %w", err)
+	}
+	byID := map[string]*trace.Session{}
+	for i := range sessions {
+		byID[sessions[i].ID] = &sessions[i]
+	}
+	var ims []Improvement
+	for _, label := range r.Winner {
+		im, ok := Lookup(label)
+		if !ok {
+			add("results.json: winner names %q, which is not in the search space", label)
+			return bad, nil
+		}
+		ims = append(ims, im)
+	}
+	if r.Selection == nil {
+		add("results.json: no selection to rebuild the winner from")
+		return bad, nil
+	}
+	var train []a2c.Input
+	for _, id := range r.Selection.TrainSessions {
+		s, ok := byID[id]
+		if !ok {
+			add("results.json: training session %s is not in the source", id)
+			return bad, nil
+		}
+		train = append(train, a2c.Input{ID: id, Records: a2c.RecordValues(s)})
+	}
+	opt := Build(ims, train, tok)
+	dictUsed := false
+	for _, f := range r.PerSession {
+		s, ok := byID[f.ID]
+		if !ok {
+			add("results.json: per_session %s is not in the source", f.ID)
+			continue
+		}
+		recs := a2c.RecordValues(s)
+		enc, err := a2c.EncodeSession("", recs, opt)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", f.ID, err)
+		}
+		raw := 0
+		for i := range recs {
+			raw += tok.Count(string(trace.Canonical(&recs[i])))
+		}
+		if raw != f.RawTokens {
+			add("results.json: per_session %s: raw_tokens %d, recounted %d", f.ID, f.RawTokens, raw)
+		}
+		if n := tok.Count(enc.Payload()); n != f.PayloadTokens {
+			add("results.json: per_session %s: payload_tokens %d, but the payload as shipped counts %d", f.ID, f.PayloadTokens, n)
+		}
+		if n := tok.Count(enc.Instructions); n != f.InstructionTokens {
+			add("results.json: per_session %s: instruction_tokens %d, but the instructions as shipped count %d", f.ID, f.InstructionTokens, n)
+		}
+		dictUsed = dictUsed || enc.UsesDict
+	}
+	want := 0
+	if dictUsed {
+		want = tok.Count(opt.Dictionary.Text)
+	}
+	if want != r.DictionaryTokens {
+		add("results.json: dictionary_tokens %d, but the dictionary as shipped counts %d", r.DictionaryTokens, want)
 	}
 	return bad, nil
 }

@@ -4,7 +4,10 @@
 // The search splits a corpus by whole trajectory into a training and a test split from a
 // seed, starts from the baseline (canonical JSON lines: every mechanism off), and in each
 // cycle probes every improvement not yet enabled, with each of its parameter settings, on
-// the training split. The probe with the lowest full cost wins the cycle if it is lossless
+// the training split: the training sessions are dealt into two inner folds, and each
+// probe is scored on each fold with its configuration fitted (a dictionary learned, for
+// one) on the other, so no probe is scored on sessions it was fitted to. The probe with
+// the lowest held-back full cost wins the cycle if it is lossless
 // on every record and cheaper than the current configuration; a configuration that is
 // not byte-exact cannot win. The search stops after two cycles without improvement or at
 // the cycle limit. The winner is then measured once on the test split, and the whole
@@ -78,10 +81,11 @@ func SearchSpace() []Improvement {
 	for _, n := range []int{4, 6, 10} {
 		add("value_refs", fmt.Sprintf("min_len=%d", n), func(o *a2c.Options, _ []a2c.Input) { o.ValueRefs, o.MinValueLen = true, n })
 	}
-	for _, n := range []int{16, 24, 40} {
+	for _, n := range []int{8, 12, 16, 24, 40} {
 		add("splices", fmt.Sprintf("min_bytes=%d", n), func(o *a2c.Options, _ []a2c.Input) { o.Splices, o.MinSplice = true, n })
 	}
 	add("token_aligned", "", func(o *a2c.Options, _ []a2c.Input) { o.TokenAligned = true })
+	add("adapt", "", func(o *a2c.Options, _ []a2c.Input) { o.Adapt = true })
 	for _, n := range []int{2048, 8192} {
 		add("dictionary", fmt.Sprintf("max_bytes=%d", n), func(o *a2c.Options, train []a2c.Input) {
 			recs := make([][]trace.Value, len(train))
@@ -161,11 +165,29 @@ func Select(ctx context.Context, cfg *Config, in []a2c.Input, seed int64) (*Sele
 		maxCycles = 10
 	}
 	space := SearchSpace()
-	measure := func(opt a2c.Options) (*a2c.Result, error) {
-		return a2c.Measure(ctx, train, opt, cfg.Counter, cfg.Encoding, nil, nil)
+	folds := InnerFolds(train)
+	// score measures enabled + extra on held-back training sessions: each inner fold is
+	// encoded with options built (a dictionary learned, say) on the other fold, so no
+	// probe is scored on a session its configuration was fitted to.
+	score := func(enabled []Improvement) (*a2c.Result, error) {
+		total := &a2c.Result{Lossless: true}
+		for f := range folds {
+			opt := Build(enabled, folds[1-f], cfg.Counter)
+			res, err := a2c.Measure(ctx, folds[f], opt, cfg.Counter, cfg.Encoding, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			total.Sessions += res.Sessions
+			total.RawTokens += res.RawTokens
+			total.FullCostTokens += res.FullCostTokens
+			total.Lossless = total.Lossless && res.Lossless
+			total.LossyRecords += res.LossyRecords
+		}
+		total.Saving = saving(total.FullCostTokens, total.RawTokens)
+		return total, nil
 	}
-	cur := a2c.Options{Counter: cfg.Counter}
-	base, err := measure(cur)
+	var enabledIms []Improvement
+	base, err := score(nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +201,6 @@ func Select(ctx context.Context, cfg *Config, in []a2c.Input, seed int64) (*Sele
 		sel.Cycles = cycle
 		type result struct {
 			im  Improvement
-			opt a2c.Options
 			res *a2c.Result
 		}
 		var probes []result
@@ -196,13 +217,11 @@ func Select(ctx context.Context, cfg *Config, in []a2c.Input, seed int64) (*Sele
 			if cfg.Progress != nil {
 				cfg.Progress(fmt.Sprintf("seed %d cycle %d: %s", seed, cycle, im.label()), i, len(todo))
 			}
-			opt := cur
-			im.apply(&opt, train)
-			res, err := measure(opt)
+			res, err := score(append(append([]Improvement{}, enabledIms...), im))
 			if err != nil {
 				return nil, nil, err
 			}
-			probes = append(probes, result{im, opt, res})
+			probes = append(probes, result{im, res})
 		}
 		best := -1
 		for i, p := range probes {
@@ -214,7 +233,6 @@ func Select(ctx context.Context, cfg *Config, in []a2c.Input, seed int64) (*Sele
 			}
 		}
 		improved := best >= 0 && probes[best].res.FullCostTokens < curCost
-		first := len(sel.Probes)
 		for i, p := range probes {
 			pr := Probe{Cycle: cycle, Config: configName(append(append([]string{}, names...), p.im.label())), Added: p.im.label(),
 				RawTokens: p.res.RawTokens, FullCostTokens: p.res.FullCostTokens, Saving: p.res.Saving, Lossless: p.res.Lossless}
@@ -230,23 +248,55 @@ func Select(ctx context.Context, cfg *Config, in []a2c.Input, seed int64) (*Sele
 			}
 			sel.Probes = append(sel.Probes, pr)
 		}
-		_ = first
 		if !improved {
 			stale++
 			continue
 		}
 		stale = 0
-		cur = probes[best].opt
 		curCost = probes[best].res.FullCostTokens
 		enabled[probes[best].im.Name] = true
+		enabledIms = append(enabledIms, probes[best].im)
 		names = append(names, probes[best].im.label())
 	}
+	// The winner is rebuilt on the whole training split for the test measurement.
+	cur := Build(enabledIms, train, cfg.Counter)
 	sel.Enabled = names
 	if sel.Enabled == nil {
 		sel.Enabled = []string{}
 	}
 	sel.options = cur
 	return sel, test, nil
+}
+
+// InnerFolds deals the training sessions alternately into two folds, in order; each
+// probe is scored on each fold with options fitted on the other.
+func InnerFolds(train []a2c.Input) [2][]a2c.Input {
+	var f [2][]a2c.Input
+	for i := range train {
+		f[i%2] = append(f[i%2], train[i])
+	}
+	return f
+}
+
+// Build returns the options with the improvements applied in order, fitted (where an
+// improvement learns, like the dictionary) on fit.
+func Build(ims []Improvement, fit []a2c.Input, c a2c.Counter) a2c.Options {
+	o := a2c.Options{Counter: c}
+	for _, im := range ims {
+		im.apply(&o, fit)
+	}
+	return o
+}
+
+// Lookup returns the improvement of the search space with the given label (as Probe.Added
+// and Results.Winner write it).
+func Lookup(label string) (Improvement, bool) {
+	for _, im := range SearchSpace() {
+		if im.label() == label {
+			return im, true
+		}
+	}
+	return Improvement{}, false
 }
 
 func configName(names []string) string {

@@ -54,11 +54,91 @@ func TestRunWritesAConsistentReproducibleRelease(t *testing.T) {
 	if err != nil || len(bad) != 0 {
 		t.Fatalf("check: %v %v", bad, err)
 	}
-	// Every probe of a cycle adds one improvement that was not enabled before it.
-	for _, p := range r.Selection.Probes {
-		if p.Outcome == "" {
-			t.Errorf("probe %s has no outcome", p.Config)
+	checkWins(t, r, ss)
+}
+
+// checkWins recomputes, apart from Select, the held-back cost of every configuration the
+// search moved through: the training sessions dealt alternately into two folds, each
+// fold encoded with the configuration fitted on the other and measured with a2c.Measure.
+// Each cycle's "won" probe must have the recorded cost and be strictly cheaper than the
+// configuration before it, each enabled improvement must be new, and a cycle without a
+// winner must hold no lossless probe cheaper than the current configuration.
+func checkWins(t *testing.T, r *Results, ss []trace.Session) {
+	t.Helper()
+	enc, _ := bpe.Get("cl100k_base")
+	byID := map[string]*trace.Session{}
+	for i := range ss {
+		byID[ss[i].ID] = &ss[i]
+	}
+	var folds [2][]a2c.Input
+	for i, id := range r.Selection.TrainSessions {
+		folds[i%2] = append(folds[i%2], a2c.Input{ID: id, Records: a2c.RecordValues(byID[id])})
+	}
+	heldBack := func(labels []string) int {
+		total := 0
+		for f := 0; f < 2; f++ {
+			o := a2c.Options{Counter: enc}
+			for _, l := range labels {
+				im, ok := Lookup(l)
+				if !ok {
+					t.Fatalf("unknown improvement %q", l)
+				}
+				im.apply(&o, folds[1-f])
+			}
+			res, err := a2c.Measure(context.Background(), folds[f], o, enc, "cl100k_base", nil, nil)
+			if err != nil || !res.Lossless {
+				t.Fatalf("%v: %v lossless=%v", labels, err, res != nil && res.Lossless)
+			}
+			total += res.FullCostTokens
 		}
+		return total
+	}
+	var labels []string
+	cur := heldBack(nil)
+	if r.Selection.Probes[0].FullCostTokens != cur {
+		t.Fatalf("baseline recorded %d, recomputed %d", r.Selection.Probes[0].FullCostTokens, cur)
+	}
+	wins := 0
+	for cycle := 1; cycle <= r.Selection.Cycles; cycle++ {
+		var won *Probe
+		for i := range r.Selection.Probes {
+			p := &r.Selection.Probes[i]
+			if p.Cycle != cycle {
+				continue
+			}
+			if p.Outcome == "won" {
+				if won != nil {
+					t.Fatalf("cycle %d has two winners", cycle)
+				}
+				won = p
+			}
+		}
+		if won == nil {
+			for _, p := range r.Selection.Probes {
+				if p.Cycle == cycle && p.Lossless && p.FullCostTokens < cur {
+					t.Errorf("cycle %d: no winner, but %s recorded %d < %d", cycle, p.Added, p.FullCostTokens, cur)
+				}
+			}
+			continue
+		}
+		for _, l := range labels {
+			if im, _ := Lookup(l); im.Name == strings.SplitN(won.Added, "(", 2)[0] {
+				t.Errorf("cycle %d enabled %s again", cycle, won.Added)
+			}
+		}
+		labels = append(labels, won.Added)
+		got := heldBack(labels)
+		if got != won.FullCostTokens {
+			t.Errorf("cycle %d: %s recorded %d tokens, recomputed %d", cycle, won.Added, won.FullCostTokens, got)
+		}
+		if got >= cur {
+			t.Errorf("cycle %d: %s won at %d tokens, not below the %d before it", cycle, won.Added, got, cur)
+		}
+		cur = got
+		wins++
+	}
+	if wins == 0 || strings.Join(labels, ",") != strings.Join(r.Winner, ",") {
+		t.Fatalf("winner %v, wins recomputed %v", r.Winner, labels)
 	}
 }
 
@@ -132,5 +212,23 @@ func TestSplitIsByTrajectoryAndSeeded(t *testing.T) {
 		if seen[x.ID] {
 			t.Fatalf("%s is in both splits", x.ID)
 		}
+	}
+}
+
+// TestRecountNamesACountThatIsNotWhatShips: a per-session payload count one token off
+// what the re-encoded payload counts is named, though the sums were kept consistent.
+func TestRecountNamesACountThatIsNotWhatShips(t *testing.T) {
+	dir := t.TempDir()
+	r, ss := release(t, dir, 5)
+	if bad, err := Recount(r, ss); err != nil || len(bad) != 0 {
+		t.Fatalf("a fresh release: %v %v", bad, err)
+	}
+	r.PerSession[0].PayloadTokens++
+	r.PerSession[1].InstructionTokens--
+	r.DictionaryTokens += 3
+	bad, err := Recount(r, ss)
+	joined := strings.Join(bad, "\n")
+	if err != nil || len(bad) != 3 || !strings.Contains(joined, "payload as shipped") || !strings.Contains(joined, "instructions as shipped") || !strings.Contains(joined, "dictionary as shipped") {
+		t.Fatalf("want the three altered counts named: %v %v", bad, err)
 	}
 }

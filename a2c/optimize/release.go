@@ -249,7 +249,7 @@ func Markdown(r *Results) string {
 	}
 	b.WriteString(t.Markdown())
 	b.WriteString("\n## Every configuration tried (training split)\n\n")
-	fmt.Fprintf(&b, "%d cycles; each probe adds one improvement to the configuration of its cycle. A probe that is not byte-exact on every record cannot win.\n\n", r.Selection.Cycles)
+	fmt.Fprintf(&b, "%d cycles; each probe adds one improvement to the configuration of its cycle, and is scored on held-back training sessions: two inner folds, each measured with the configuration fitted on the other. A probe that is not byte-exact on every record cannot win.\n\n", r.Selection.Cycles)
 	t = figure.Table{Header: []string{"cycle", "configuration", "raw", "full cost", "saving", "lossless", "outcome"},
 		Align: []figure.Align{figure.Right, figure.Left, figure.Right, figure.Right, figure.Right, figure.Center, figure.Left}}
 	for _, p := range r.Selection.Probes {

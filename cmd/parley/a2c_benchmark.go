@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/parleyhq/parley/a2c"
+	"github.com/parleyhq/parley/trace"
 )
 
 const a2cBenchmarkDescription = `
@@ -23,6 +24,10 @@ where the cumulative full cost (instructions charged with the first handoff) is 
 the cumulative raw cost; the median over sessions and the sessions that never break
 even are reported. Every session is verified byte for byte while it is measured.
 
+--hold-out N measures only the sessions held out by id (those whose FNV-1a hash of the id
+is divisible by N; the same ones on every machine) and learns the dictionary on the
+others alone, charged once: figures on sessions that played no part in any choice.
+
 The plain output is a table; --json prints one object with encoding, sessions,
 handoffs, raw_tokens, payload_tokens, instruction_tokens, dictionary_tokens,
 full_cost_tokens, saving, median_break_even (null = never), never_break_even, lossless,
@@ -38,6 +43,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	folds := fs.Int("dict-folds", a2c.DefaultDictFolds, "without --dict: learn dictionaries by k-fold cross-validation (each session encoded with a dictionary learned on the other folds, each charged once); 0 for no dictionary")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	perSession := fs.Bool("sessions-table", false, "also list every session's figures")
+	holdOut := fs.Int("hold-out", 0, "measure only the sessions whose id hashes to 0 mod N, with a dictionary learned on the rest (0: all sessions)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,7 +72,27 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 	if opt.Dictionary == nil && *folds >= 2 && opt.DictCharge != a2c.DictOnce {
 		return usageErrorf("--dict-folds charges each fold's dictionary once; use --dict-folds 0 with --dict-charge session")
 	}
-	res, err := a2c.Benchmark(ctx, a2c.Inputs(ss), a2c.BenchmarkOptions{Options: opt, Counter: enc, Encoding: *encName, Folds: *folds, Progress: progress})
+	if *holdOut < 0 || *holdOut == 1 {
+		return usageErrorf("--hold-out must be 0 or at least 2, not %d", *holdOut)
+	}
+	var res *a2c.Result
+	if *holdOut >= 2 {
+		train, held := a2c.HoldOut(a2c.Inputs(ss), *holdOut)
+		if len(held) == 0 || len(train) == 0 {
+			return &exitError{code: 1, msg: fmt.Sprintf("--hold-out %d leaves %d training and %d held-out sessions: need both", *holdOut, len(train), len(held))}
+		}
+		fmt.Fprintf(e.stderr, "benchmark: %d sessions held out, %d for training\n", len(held), len(train))
+		if opt.Dictionary == nil && *folds >= 2 {
+			recs := make([][]trace.Value, len(train))
+			for i := range train {
+				recs[i] = train[i].Records
+			}
+			opt.Dictionary = a2c.Train(recs, a2c.TrainOptions{})
+		}
+		res, err = a2c.Measure(ctx, held, opt, enc, *encName, a2c.StandardBaselines(), progress)
+	} else {
+		res, err = a2c.Benchmark(ctx, a2c.Inputs(ss), a2c.BenchmarkOptions{Options: opt, Counter: enc, Encoding: *encName, Folds: *folds, Progress: progress})
+	}
 	if err != nil {
 		return err
 	}

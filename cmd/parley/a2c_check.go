@@ -14,7 +14,10 @@ results.json (full cost = payload + instructions + dictionary, every saving, the
 per-session sums, the median break-even and the never count, the stability figures),
 the verdict against its thresholds, and that report.md states the same figures. With
 --adapter and --source it also recomputes the corpus fingerprint and compares it with
-the manifest. Exits 1 and names every inconsistency.`
+the manifest, rebuilds the winner (fitted on the training sessions results.json names),
+re-encodes every test session and recounts its raw tokens, payload (as shipped, newlines
+included), instructions and the dictionary from the shipped text. Exits 1 and names every
+inconsistency.`
 
 func runA2CCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "a2c check", "a2c check DIR [--adapter A --source PATH]", a2cCheckDescription,

@@ -26,8 +26,8 @@ func addSourceFlags(fs interface {
 	return sourceFlags{
 		adapter:  fs.String("adapter", "", "how to read the source: "+strings.Join(trace.Adapters, ", ")),
 		source:   fs.String("source", "", "a file or a folder (read recursively); not for synthetic"),
-		seed:     fs.Int64("seed", 1, "synthetic only: the generator's seed"),
-		sessions: fs.Int("sessions", 40, "synthetic only: how many sessions to generate"),
+		seed:     fs.Int64("seed", 1, "synthetic and synthetic-react only: the generator's seed"),
+		sessions: fs.Int("sessions", 40, "synthetic and synthetic-react only: how many sessions to generate"),
 	}
 }
 
@@ -35,7 +35,7 @@ func (sf sourceFlags) load(ctx context.Context, e *env, verb string) ([]trace.Se
 	if *sf.adapter == "" {
 		return nil, usageErrorf("--adapter is required (%s)", strings.Join(trace.Adapters, ", "))
 	}
-	if *sf.adapter != "synthetic" && *sf.source == "" {
+	if !strings.HasPrefix(*sf.adapter, "synthetic") && *sf.source == "" {
 		return nil, usageErrorf("--source is required for the %s adapter", *sf.adapter)
 	}
 	known := false

@@ -19,11 +19,13 @@ on, and write a release folder that anyone can check.
 The sessions are split by whole trajectory (test: 30%, drawn from --seed). The search
 starts from the baseline (canonical JSON lines, every mechanism off) and, each cycle,
 probes every improvement not yet enabled (compact schema with raw or escaped newlines, bare values,
-embedded JSON, value references, splices, token alignment, a dictionary learned on the
-training split) with each of its settings, on the training split only. The probe with
-the lowest full cost wins the cycle; a probe that is not byte-exact on every record
+embedded JSON, value references, splices, token alignment, per-session adapt, a
+dictionary) with each of its settings, on the training split only, and there on sessions
+it was not fitted to: the training sessions are dealt alternately into two folds, and
+each probe is fitted (a dictionary learned) on one fold and measured on the other, both
+ways. The probe with the lowest held-back full cost wins the cycle; a probe that is not byte-exact on every record
 cannot win. The search stops after two cycles without improvement or at --max-cycles.
-The winner is measured once on the test split (against canonical, minified and pretty
+The winner, rebuilt on the whole training split, is measured once on the test split (against canonical, minified and pretty
 JSON and TOON), and the selection is re-run on the --retest seeds to show the spread.
 
 Verdict: practical when the test saving is at least 15% and the median session breaks

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 func TestA2CNormalizeEncodeDecode(t *testing.T) {
@@ -130,7 +133,7 @@ func TestA2CVerifyCorpus(t *testing.T) {
 	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
 		dir := filepath.Join("..", "..", "..", "shared", "corpus", a)
 		if _, err := os.Stat(dir); err != nil {
-			t.Skipf("shared corpus not present at %s: %v", dir, err)
+			sharedtest.Absent(t, "shared corpus not present at %s: %v", dir, err)
 		}
 		code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", a, "--source", dir)
 		if code != 0 || !strings.Contains(out, "differing 0") {
@@ -163,5 +166,65 @@ func TestA2COptimizeAndCheck(t *testing.T) {
 	os.WriteFile(p, b, 0o644)
 	if code, out, _ := runParley(t, "", "a2c", "check", dir); code != 1 || !strings.Contains(out, "raw_tokens") {
 		t.Fatalf("check after altering raw_tokens: %d %s", code, out)
+	}
+}
+
+// TestA2CEncodeJSONShipsWhatItCounts: every text that encode --json prints is what a
+// reader receives (the payload decodes to the input), and every count is the bpe count
+// of that text, made here.
+func TestA2CEncodeJSONShipsWhatItCounts(t *testing.T) {
+	dir := t.TempDir()
+	code, norm, _ := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic-react", "--seed", "2", "--sessions", "4")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	dict := filepath.Join(dir, "d.txt")
+	if code, out, errs := runParley(t, "", "a2c", "train", "--adapter", "synthetic", "--seed", "9", "--sessions", "6", "--output", dict); code != 0 {
+		t.Fatalf("train: %d %s %s", code, out, errs)
+	}
+	code, synth, _ := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic", "--seed", "3", "--sessions", "3")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	tok, err := bpe.Get("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		in   string
+		args []string
+	}{{norm, nil}, {synth, []string{"--dict", dict}}} {
+		code, out, errs := runParley(t, tt.in, append([]string{"a2c", "encode", "--json"}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("encode --json %v: %d %s", tt.args, code, errs)
+		}
+		var payloads strings.Builder
+		usedDict := false
+		for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			var s struct{ ID, Payload, Instructions, Dictionary string }
+			var counts map[string]any
+			if err := json.Unmarshal([]byte(line), &s); err != nil {
+				t.Fatal(err)
+			}
+			json.Unmarshal([]byte(line), &counts)
+			want := map[string]int{"payload_tokens": tok.Count(s.Payload), "instruction_tokens": tok.Count(s.Instructions), "dictionary_tokens": tok.Count(s.Dictionary)}
+			want["full_cost_tokens"] = want["payload_tokens"] + want["instruction_tokens"] + want["dictionary_tokens"]
+			for k, v := range want {
+				if got, ok := counts[k].(float64); !ok || int(got) != v {
+					t.Errorf("%s: %s %v, recounted %d", s.ID, k, counts[k], v)
+				}
+			}
+			if !strings.HasPrefix(s.Payload, "a2c/1") || s.Instructions == "" {
+				t.Errorf("%s: payload %q, instructions %q", s.ID, s.Payload, s.Instructions)
+			}
+			usedDict = usedDict || s.Dictionary != ""
+			payloads.WriteString(s.Payload)
+		}
+		if len(tt.args) > 0 && !usedDict {
+			t.Error("no session shipped the dictionary it was encoded with")
+		}
+		if code, back, errs := runParley(t, payloads.String(), append([]string{"a2c", "decode"}, tt.args...)...); code != 0 || back != tt.in {
+			t.Errorf("the shipped payloads do not decode to the input: %d %s", code, errs)
+		}
 	}
 }

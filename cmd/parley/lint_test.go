@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 // studyPath returns the path of a study fixture in the shared folder beside the clone,
@@ -16,7 +17,7 @@ func studyPath(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join("..", "..", "..", "shared", "study", name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("the study fixtures are not at %s (the shared folder sits beside the clone): %v", p, err)
+		sharedtest.Absent(t, "the study fixtures are not at %s (the shared folder sits beside the clone): %v", p, err)
 	}
 	return p
 }

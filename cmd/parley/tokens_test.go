@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 // runParley runs dispatch in-process with the given standard input.
@@ -126,7 +128,7 @@ func TestTokensStudy(t *testing.T) {
 	for file, want := range map[string]float64{"p2/convention.txt": 127, "p3/convention.txt": 147} {
 		p := filepath.Join("..", "..", "..", "shared", "study", file)
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("shared study texts absent: %v", err)
+			sharedtest.Absent(t, "shared study texts absent: %v", err)
 		}
 		code, out, errs := runParley(t, "", "tokens", "--json", p)
 		var got []map[string]any

@@ -1,0 +1,53 @@
+package a2c
+
+import (
+	"context"
+	"testing"
+
+	"github.com/parleyhq/parley/trace"
+)
+
+// TestDefaultsWinOnTrainingSessions is where Default's settings come from: each
+// alternative is measured (full cost, cl100k_base, no dictionary) on the training side
+// of every source only — the sessions HoldOut(…, 3) keeps for training, and synthetic
+// ReAct seed 1 — and Default must cost no more in total than any of them. The held-out
+// sessions (HoldOut's other side, synthetic ReAct seed 2) are what the README reports.
+func TestDefaultsWinOnTrainingSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures every training session several times")
+	}
+	c := mustCounter(t)
+	var train []Input
+	tr, _ := HoldOut(Inputs(trace.SyntheticReAct(1, 60)), 0)
+	train = append(train, tr...)
+	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
+		tr, _ := HoldOut(Inputs(loadCorpus(t, a, a)), 3)
+		train = append(train, tr...)
+	}
+	RawCounts(train, c)
+	cost := func(o Options) int {
+		res, err := Measure(context.Background(), train, o, c, "cl100k_base", nil, nil)
+		if err != nil || !res.Lossless {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		return res.FullCostTokens
+	}
+	def := cost(Default(c))
+	alts := map[string]func(o *Options){
+		"min_splice=12":         func(o *Options) { o.MinSplice = 12 },
+		"min_splice=16":         func(o *Options) { o.MinSplice = 16 },
+		"value_refs":            func(o *Options) { o.ValueRefs = true },
+		"value_refs,min_len=10": func(o *Options) { o.ValueRefs, o.MinValueLen = true, 10 },
+		"no adapt":              func(o *Options) { o.Adapt = false },
+		"kind names":            func(o *Options) { o.KindNames = true },
+	}
+	for name, f := range alts {
+		o := Default(c)
+		f(&o)
+		if k := cost(o); k < def {
+			t.Errorf("%s costs %d tokens on the training sessions, Default %d: Default is not the training winner", name, k, def)
+		} else {
+			t.Logf("%s: %d tokens (Default %d, %+d)", name, k, def, k-def)
+		}
+	}
+}
