@@ -22,7 +22,6 @@ import (
 const (
 	qSavepoint  = "SAVEPOINT op"
 	qRollbackTo = "ROLLBACK TO op"
-	qRelease    = "RELEASE op"
 )
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
@@ -118,7 +117,7 @@ func (s *Store) commitBatch(batch []*txOp) {
 		fail(fmt.Errorf("begin: %w", err))
 		return
 	}
-	t := txStmts{s.w, tx}
+	t := newTxStmts(s.w, tx)
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
@@ -141,11 +140,9 @@ func (s *Store) commitBatch(batch []*txOp) {
 		} else {
 			ok = append(ok, o)
 		}
-		if _, err := t.exec(ctx, qRelease); err != nil {
-			tx.Rollback()
-			fail(fmt.Errorf("release savepoint: %w", err))
-			return
-		}
+		// The savepoint is not released: a release is one more statement per write and
+		// frees nothing the commit does not free, and ROLLBACK TO names the latest "op",
+		// which is always the current write's.
 	}
 	if len(ok) == 0 {
 		tx.Rollback()

@@ -14,24 +14,6 @@ import (
 // The rooms, seats, runs and stats, and the reads of messages and asks, are sqlstore.Tables,
 // embedded in Store; what SQLite does its own way is here.
 
-// RevokeSeat marks a seat revoked at t and tells this process's WatchSeats. ENOTFOUND.
-func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) error {
-	if err := s.Tables.RevokeSeat(ctx, room, name, t); err != nil {
-		return err
-	}
-	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
-	return nil
-}
-
-// SetSeatToken replaces a seat's token hash and tells this process's WatchSeats. ENOTFOUND.
-func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte) error {
-	if err := s.Tables.SetSeatToken(ctx, room, name, hash); err != nil {
-		return err
-	}
-	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
-	return nil
-}
-
 // The statements of Append, prepared by Open: the core's, and these.
 const (
 	qAnswer = `UPDATE asks SET state = $1, closed_by = $2
@@ -51,7 +33,7 @@ const (
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
-	sqlstore.QueryInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo, qRelease}
+	sqlstore.QueryInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go), each in its own savepoint.
@@ -224,6 +206,7 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 
 // ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
+	defer s.seatCache.drop() // it creates seats
 	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
 		return sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -106,7 +107,15 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		defer os.RemoveAll(dir)
 		target = filepath.Join(dir, "bench.db")
 	}
-	store, err := openStore(ctx, kind, target)
+	if kind == "sqlite" {
+		// As 'parley serve' does: the file's only writer, whose store may keep seats.
+		unlock, err := lockDB(target)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer unlock()
+	}
+	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite")
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
