@@ -53,6 +53,7 @@ type Store struct {
 	err       error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
+	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
@@ -128,6 +129,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
+		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()

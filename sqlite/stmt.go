@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,52 +99,20 @@ func (c *stmtCache) exec(ctx context.Context, query string, args ...any) (sql.Re
 	return st.ExecContext(ctx, args...)
 }
 
-// txStmts runs statements inside one transaction of the cache's (writer) database, prepared
-// ones where Open prepared them. It never prepares: that would need a second connection of a
-// database that has one, held by this very transaction.
-//
-// The transaction's own copy of each prepared statement (Tx.StmtContext, a few allocations
-// and a lock) is made once per transaction and kept in bound: a batch of the committer runs
-// the same few statements for every write in it.
-type txStmts struct {
-	c     *stmtCache
-	tx    *sql.Tx
-	bound map[string]*sql.Stmt // nil: made on first use
+// txStmts runs statements inside one transaction of the committer (rawtx.go).
+type txStmts struct{ t *rawTx }
+
+func (t txStmts) queryRow(ctx context.Context, query string, args ...any) *rawRow {
+	return t.t.queryRow(query, args...)
 }
 
-func newTxStmts(c *stmtCache, tx *sql.Tx) txStmts {
-	return txStmts{c: c, tx: tx, bound: make(map[string]*sql.Stmt, 16)}
+func (t txStmts) exec(ctx context.Context, query string, args ...any) (driver.Result, error) {
+	return t.t.exec(query, args...)
 }
 
-// stmt returns the transaction's copy of query's prepared statement, or nil if Open did not
-// prepare it.
-func (t txStmts) stmt(ctx context.Context, query string) *sql.Stmt {
-	if st := t.bound[query]; st != nil {
-		return st
-	}
-	st := t.c.lookup(query)
-	if st == nil {
-		return nil
-	}
-	st = t.tx.StmtContext(ctx, st)
-	if t.bound != nil {
-		t.bound[query] = st
-	}
-	return st
-}
-
-func (t txStmts) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return t.tx.QueryRowContext(ctx, query, args...)
-}
-
-func (t txStmts) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.stmt(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	return t.tx.ExecContext(ctx, query, args...)
+// QueryRow makes txStmts a querier (duplicate).
+func (t txStmts) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return t.t.queryRow(query, args...)
 }
 
 // The cache is a sqlstore.DB, of prepared statements: the reader for sqlstore.Tables' reads, the

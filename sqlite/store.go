@@ -128,7 +128,7 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 
 // querier is what both stmtCache and txStmts offer.
 type querier interface {
-	queryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
 }
 
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
@@ -142,7 +142,7 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 		window = toMicros(since)
 	}
 	var found int64
-	if err := q.queryRow(ctx, qDup, room, seat, hash, window, max(n, 0)).Scan(&found); err != nil {
+	if err := q.QueryRow(ctx, qDup, room, seat, hash, window, int64(max(n, 0))).Scan(&found); err != nil {
 		return 0, err
 	}
 	return found, nil
@@ -220,13 +220,13 @@ func (d txDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.
 }
 
 func (d txDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
-	rows, err := d.t.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	return eachRow(rows, each)
+	return d.t.t.query(query, args, func(r *rawRow) error { return each(r) })
 }
 
 func (d txDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return rowsAffected(d.t.exec(ctx, query, args...))
+	res, err := d.t.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -232,11 +232,6 @@ func parseDB(db string) (kind, target string, err error) {
 	return "sqlite", target, nil
 }
 
-// openStore opens the store a --db value names, logging to slog.Default.
-func openStore(ctx context.Context, kind, target string) (parley.Store, error) {
-	return openStoreLogged(ctx, kind, target, slog.Default(), false)
-}
-
 // openStoreLogged opens the store a --db value names; the PostgreSQL store logs its
 // listener's reconnects to log. sole says that the caller holds the SQLite file's lock
 // (lockDB), so the store may keep what it reads of seats (sqlite.Sole).
