@@ -62,23 +62,60 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 
 // appendTx is Append inside its (shared) transaction, in a savepoint that the caller rolls
 // back to when it fails or is a replay. It does not commit.
-//
-// It is one round trip. The statements of a batch run in order, so everything after the
-// seq's UPDATE runs under the room's lock and sees every append to the room committed before
-// it: the idempotency and dedup checks first, then the writes, which take the new seq from
-// rooms.last_seq themselves (curSeq) instead of waiting for it to come back. When a check
-// refuses the post (a replay, a duplicate, an ask not open), the writes after it have run
-// too, and the caller's rollback to the savepoint undoes them with the seq. The room's lock
-// is held from this append's UPDATE until its batch commits; one round trip per append
-// instead of two halves that time, which is what bounds appends to one room across
-// processes.
-func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
-	args, err := sqlstore.MessageArgs(dialect{}, &m, 0)
+func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message) (parley.Appended, error) {
+	seq, orig, err := lockAndCheck(ctx, tx, a, &m)
+	if err != nil || orig != nil {
+		return parley.Appended{Message: orig, Replay: orig != nil}, err
+	}
+	args, err := sqlstore.MessageArgs(dialect{}, &m, seq)
 	if err != nil {
 		return parley.Appended{}, err
 	}
+	// The writes go in one batch: one round trip instead of one per statement. The lapse goes
+	// first, so that its result can be read before the others'.
 	b := &pgx.Batch{}
-	b.Queue(`SAVEPOINT op`) // see group.go
+	if a.Lapses != nil {
+		b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(a, seq, m.Room)...)
+	}
+	b.Queue(sqlstore.QueryInsertMessage, args...)
+	for _, ask := range a.Asks {
+		b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &m, seq)...)
+	}
+	if len(a.Answers) > 0 {
+		b.Queue(`UPDATE asks SET state = $1, closed_by = $2
+			WHERE room = $3 AND seq = ANY($4) AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`,
+			parley.AskAnswered, seq, m.Room, a.Answers, parley.AskOpen, m.Seat)
+	}
+	// Delivered to every listener when, and only if, the transaction commits.
+	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(m.Room, seq))
+	br := tx.SendBatch(ctx, b)
+	if a.Lapses != nil {
+		tag, err := br.Exec()
+		if err == nil && tag.RowsAffected() == 0 {
+			br.Close()
+			return parley.Appended{}, sqlstore.AskNotOpen(a.Lapses.Seq, a.Lapses.Line)
+		}
+		if err != nil {
+			br.Close()
+			return parley.Appended{}, fmt.Errorf("append: lapse ask: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		if sqlState(err) == uniqueViolation && len(a.Asks) > 0 {
+			return parley.Appended{}, parley.Errorf(parley.EINVALID, "two asks on one line")
+		}
+		return parley.Appended{}, fmt.Errorf("append: %w", err)
+	}
+	return parley.Appended{Message: sqlstore.Stored(m, seq)}, nil
+}
+
+// lockAndCheck takes the room's next seq, which locks its row, and then runs the idempotency
+// and dedup checks, all in one round trip: statements of a batch run in order, so the checks
+// run after the lock and see every append to the room that committed before it. On a replay
+// it returns the original message (orig).
+func lockAndCheck(ctx context.Context, tx pgx.Tx, a *parley.Append, m *parley.Message) (seq int64, orig *parley.Message, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SAVEPOINT op`) // see group.go: in the same round trip
 	b.Queue(sqlstore.QueryNextSeq, m.Room)
 	if m.IdempotencyKey != "" {
 		b.Queue(qByKey, m.Room, m.Seat, m.IdempotencyKey)
@@ -87,107 +124,43 @@ func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message
 	if dedup {
 		b.Queue(qDuplicate, duplicateArgs(m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast)...)
 	}
-	if a.Lapses != nil {
-		b.Queue(`UPDATE asks SET state = $1, closed_by = `+curSeq+`
-			WHERE room = $2 AND seq = $3 AND line = $4 AND state = $5`,
-			parley.AskLapsed, m.Room, a.Lapses.Seq, a.Lapses.Line, parley.AskOpen)
-	}
-	// MessageArgs without the seq ($2 of the core's statement).
-	b.Queue(qInsertMessage, append(args[:1:1], args[2:]...)...)
-	for _, ask := range a.Asks {
-		aa := sqlstore.OpenAsk(dialect{}, ask, &m, 0) // ask.Seq is set below, once known
-		b.Queue(qInsertAsk, append(aa[:1:1], aa[2:]...)...)
-	}
-	if len(a.Answers) > 0 {
-		b.Queue(`UPDATE asks SET state = $1, closed_by = `+curSeq+`
-			WHERE room = $2 AND seq = ANY($3) AND state = $4 AND (to_seat = $5 OR to_seat = 'all')`,
-			parley.AskAnswered, m.Room, a.Answers, parley.AskOpen, m.Seat)
-	}
-	// Delivered to every listener when, and only if, the transaction commits (payload).
-	b.Queue(`SELECT pg_notify($1, `+curSeq+` || ' ' || $2)`, channel, m.Room)
-
 	br := tx.SendBatch(ctx, b)
-	// decided is set once a check has refused the post: the statements after it have run
-	// or failed for that reason (an insert of a replay breaks the idempotency index), and
-	// are rolled back with it, so their errors do not count.
-	decided := false
 	defer func() {
-		if cerr := br.Close(); cerr != nil && err == nil && !decided {
-			err = writeError(cerr, a)
+		if cerr := br.Close(); cerr != nil && err == nil {
+			seq, orig, err = 0, nil, fmt.Errorf("append: %w", cerr)
 		}
 	}()
+
 	if _, err := br.Exec(); err != nil {
-		return parley.Appended{}, fmt.Errorf("append: savepoint: %w", err)
+		return 0, nil, fmt.Errorf("append: savepoint: %w", err)
 	}
-	var seq int64
 	err = br.QueryRow().Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
-		decided = true
-		return parley.Appended{}, sqlstore.RoomNotFound(m.Room)
+		return 0, nil, sqlstore.RoomNotFound(m.Room)
 	}
 	if err != nil {
-		return parley.Appended{}, fmt.Errorf("append: %w", err)
+		return 0, nil, fmt.Errorf("append: %w", err)
 	}
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(br.QueryRow())
 		switch {
 		case err == nil:
-			decided = true
-			return parley.Appended{Message: orig, Replay: true}, nil // the rollback returns the seq
+			return 0, orig, nil // the rollback returns the seq
 		case !errors.Is(err, pgx.ErrNoRows):
-			return parley.Appended{}, fmt.Errorf("append: idempotency key: %w", err)
+			return 0, nil, fmt.Errorf("append: idempotency key: %w", err)
 		}
 	}
 	if dedup {
 		var dup int64
 		if err := br.QueryRow().Scan(&dup); err != nil {
-			return parley.Appended{}, fmt.Errorf("append: dedup: %w", err)
+			return 0, nil, fmt.Errorf("append: dedup: %w", err)
 		}
 		if dup != 0 {
-			decided = true
-			return parley.Appended{}, sqlstore.DuplicateError(dup)
+			return 0, nil, sqlstore.DuplicateError(dup)
 		}
 	}
-	if a.Lapses != nil {
-		tag, err := br.Exec()
-		if err != nil {
-			return parley.Appended{}, fmt.Errorf("append: lapse ask: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			decided = true
-			return parley.Appended{}, sqlstore.AskNotOpen(a.Lapses.Seq, a.Lapses.Line)
-		}
-	}
-	if err := br.Close(); err != nil {
-		return parley.Appended{}, writeError(err, a)
-	}
-	for _, ask := range a.Asks {
-		ask.Seq = seq
-	}
-	return parley.Appended{Message: sqlstore.Stored(m, seq)}, nil
+	return seq, nil, nil
 }
-
-// writeError is the error of an append's writes.
-func writeError(err error, a *parley.Append) error {
-	if sqlState(err) == uniqueViolation && len(a.Asks) > 0 {
-		return parley.Errorf(parley.EINVALID, "two asks on one line")
-	}
-	return fmt.Errorf("append: %w", err)
-}
-
-// curSeq is, in appendTx's writes, the seq its UPDATE of rooms.last_seq took: the room's row
-// is locked by this transaction from that UPDATE on, so no one else can have raised it. $1
-// or $2 names the room, as in each statement.
-const curSeq = `(SELECT last_seq FROM rooms WHERE name = $2)`
-
-// The core's inserts with the seq taken from curSeq; the room is $1, so each reads it as $1.
-var (
-	qInsertMessage = `INSERT INTO messages
-		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
-		VALUES ($1, (SELECT last_seq FROM rooms WHERE name = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
-	qInsertAsk = `INSERT INTO asks (room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state)
-		VALUES ($1, (SELECT last_seq FROM rooms WHERE name = $1), $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-)
 
 // qDuplicate finds the latest seq among the seat's messages with this hash that were posted
 // after $4 (when not null) or are among its last $5 (when $5 > 0), or 0. For the last N, the
