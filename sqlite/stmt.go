@@ -13,7 +13,7 @@ import (
 
 // stmtCache prepares each query once per *sql.DB. SQLite spends more time parsing the short
 // statements of an append than running them; database/sql then keeps the prepared statement
-// per connection, and Tx.StmtContext reuses the writer connection's own.
+// per connection. (The committer keeps its own, on the writer's driver connection: rawtx.go.)
 type stmtCache struct {
 	db *sql.DB
 	mu sync.Mutex // guards m

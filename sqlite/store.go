@@ -14,7 +14,9 @@ import (
 // The rooms, seats, runs and stats, and the reads of messages and asks, are sqlstore.Tables,
 // embedded in Store; what SQLite does its own way is here.
 
-// The statements of Append, prepared by Open: the core's, and these.
+// The statements of Append: the core's, and these. Open prepares them on the writer, so that
+// one that does not compile fails Open rather than the first post; the committer prepares
+// its own copies on its connection (rawtx.go).
 const (
 	qAnswer = `UPDATE asks SET state = $1, closed_by = $2
 		WHERE room = $3 AND seq = $4 AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
