@@ -96,8 +96,9 @@ func (l *linter) lines() {
 
 // textWords splits s into words with their 1-based columns, trimming punctuation around them.
 func textWords(s string) []tok {
-	var out []tok
-	for _, t := range tokens(s) {
+	toks := tokens(s)
+	out := toks[:0] // trimmed in place: each word is written at or before its token
+	for _, t := range toks {
 		trimmed := strings.TrimLeft(t.s, `([{<"'`)
 		off := len(t.s) - len(trimmed)
 		trimmed = strings.TrimRight(trimmed, `)]}>"',;:.!?`)

@@ -174,7 +174,21 @@ type tok struct {
 
 // tokens splits s on Unicode white space, keeping each token's column.
 func tokens(s string) []tok {
-	var out []tok
+	// Counted first, so that the slice is allocated once: every line of every post is
+	// split here, several times.
+	n, in := 0, false
+	for _, r := range s {
+		if sp := unicode.IsSpace(r); sp == in {
+			if !sp {
+				n++
+			}
+			in = !sp
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]tok, 0, n)
 	start := -1
 	for i, r := range s {
 		if unicode.IsSpace(r) {

@@ -40,6 +40,16 @@ type Config struct {
 	// StateMessages is the size of the large room whose state record and history pages are
 	// timed (server_reads.go); 0 = DefaultStateMessages. At least 500.
 	StateMessages int
+	// Servers, when set, are the base URLs of running servers (`parley serve` processes on
+	// Store's database, with AdminToken as their admin token) that the seats post to instead
+	// of a server in this process: seat i posts to Servers[i % len(Servers)], and the reads
+	// go to the first. The state rooms are still built through a service in this process on
+	// Store.
+	Servers    []string
+	AdminToken string
+	// ServerCPU, when set, returns the CPU time the servers of Servers have used so far, in
+	// microseconds; it is added to this process's for the CPU per post.
+	ServerCPU func() (int64, bool)
 }
 
 // Result is what Run measured. Durations are in milliseconds.
@@ -57,6 +67,12 @@ type Result struct {
 	Reads          []ReadCost  `json:"reads"`
 	Memory         MemoryUse   `json:"memory"`
 	GOMAXPROCS     int         `json:"gomaxprocs"`
+	// Instances is how many server processes took the posts (0: the server ran in this
+	// process).
+	Instances int `json:"instances,omitempty"`
+	// SeqCheck is the check made after posting that every room's seqs run 1..N without a
+	// gap or a repeat and N is the posts acknowledged in it: "ok" (the run fails otherwise).
+	SeqCheck string `json:"seq_check"`
 
 	// History pages of the large state room (StateMessages messages, every full page of
 	// 1,000), over HTTP as a seat: read from the store the first time (cold), then again,
@@ -103,6 +119,11 @@ type MemoryUse struct {
 	TotalAllocPerPost float64 `json:"total_alloc_per_post_bytes"`
 	MallocsPerPost    float64 `json:"mallocs_per_post"`
 	NumGC             uint32  `json:"num_gc"`
+	// CPUMicrosPerPost is the process's CPU time (user and system, every thread) over the
+	// posting phases divided by the posts: server and client together, since both run here.
+	// Unlike posts per second it hardly moves when other processes share the cores. 0 where
+	// the system does not report it.
+	CPUMicrosPerPost float64 `json:"cpu_us_per_post"`
 }
 
 // Run serves the real room service on cfg.Store through the real HTTP handler on a
@@ -143,26 +164,36 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stops = append(slices.Compact(stops), cfg.Messages)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	admin := randomHex(24)
+	admin := cfg.AdminToken
+	if admin == "" {
+		admin = randomHex(24)
+	}
 	svc, err := room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
-	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("server load: %w", err)
+	urls := cfg.Servers
+	if len(urls) == 0 {
+		h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
+		srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("server load: %w", err)
+		}
+		go srv.Serve(ln)
+		defer srv.Close()
+		urls = []string{"http://" + ln.Addr().String()}
 	}
-	go srv.Serve(ln)
-	defer srv.Close()
-
-	c, err := client.New("http://"+ln.Addr().String(), admin, client.WithHTTPClient(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
-		MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
-	}}))
-	if err != nil {
-		return nil, fmt.Errorf("server load: %w", err)
+	clients := make([]*client.Client, len(urls)) // the admin's, one per server
+	for i, u := range urls {
+		clients[i], err = client.New(u, admin, client.WithHTTPClient(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+			MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
+		}}))
+		if err != nil {
+			return nil, fmt.Errorf("server load: %w", err)
+		}
 	}
+	c := clients[0]
 	// Fresh names, so that a shared PostgreSQL database can be benchmarked more than once.
 	prefix := "bench-" + randomHex(4)
 	rooms := make([]string, cfg.Rooms)
@@ -185,10 +216,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server load: add seat: %w", err)
 		}
-		as[i] = c.WithToken(token)
+		as[i] = clients[i%len(clients)].WithToken(token)
 	}
 
 	res := &Result{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	if len(cfg.Servers) > 0 {
+		res.Instances = len(cfg.Servers)
+	}
+	cpuNow := func() (int64, bool) {
+		us, ok := processCPU()
+		if cfg.ServerCPU != nil {
+			sus, sok := cfg.ServerCPU()
+			us, ok = us+sus, ok && sok
+		}
+		return us, ok
+	}
+	posted := make([]atomic.Int64, len(rooms)) // acknowledged posts per room
 	latencies := make([]time.Duration, 0, cfg.Messages)
 	var (
 		mu       sync.Mutex
@@ -196,11 +239,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		postTime time.Duration
 		allocs   uint64
 		mallocs  uint64
+		cpuUS    int64
+		cpuOK    = true
 		next     int // index of the next message to post
 	)
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		cpu0, ok0 := cpuNow()
 		start := time.Now()
 		var wg sync.WaitGroup
 		for s := range cfg.Seats {
@@ -230,6 +276,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					t0 := time.Now()
 					_, err := as[s].Post(ctx, nil, roomOf(s), body, "")
 					mine = append(mine, time.Since(t0))
+					if err == nil {
+						posted[s%len(rooms)].Add(1)
+					}
 					if err != nil {
 						if errCount.Add(1) == 1 {
 							mu.Lock()
@@ -245,6 +294,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		wg.Wait()
 		took := time.Since(start)
+		cpu1, ok1 := cpuNow()
+		cpuUS += cpu1 - cpu0
+		cpuOK = cpuOK && ok0 && ok1
 		postTime += took
 		from := 0
 		if len(res.Phases) > 0 {
@@ -278,6 +330,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		MallocsPerPost:    float64(mallocs) / float64(cfg.Messages),
 		NumGC:             ms.NumGC,
 	}
+	if cpuOK {
+		res.Memory.CPUMicrosPerPost = float64(cpuUS) / float64(cfg.Messages)
+	}
+
+	for r, name := range rooms {
+		if err := checkSeqs(ctx, cfg.Store, name, int(posted[r].Load())); err != nil {
+			return nil, fmt.Errorf("server load: %w", err)
+		}
+	}
+	res.SeqCheck = "ok"
 
 	// The read figures, after the memory ones, which are about posting.
 	adminCaller, err := svc.Authenticate(ctx, admin)

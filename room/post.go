@@ -300,18 +300,39 @@ func replay(m *parley.Message) *parley.PostResult {
 
 // normalize is what dedup compares: line endings unified, trailing blanks of every line and
 // trailing newlines removed. Anything else (case, inner spaces) is a different message.
-func normalize(body string) string {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	body = strings.ReplaceAll(body, "\r", "\n")
-	lines := strings.Split(body, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t")
+func normalize(body string) string { return string(normalizeAppend(nil, body)) }
+
+// normalizeAppend appends body normalized to dst, in one pass: line ends (\r\n, \r, \n)
+// made \n, the spaces and tabs at the end of every line dropped, and the newlines at the end
+// of the body. Empty lines inside are kept; those at the end are held back in pending until
+// a line with text shows they were inside.
+func normalizeAppend(dst []byte, body string) []byte {
+	pending := 0 // newlines not yet written
+	for len(body) > 0 {
+		end := strings.IndexAny(body, "\r\n")
+		line, rest := body, ""
+		if end >= 0 {
+			line, rest = body[:end], body[end+1:]
+			if body[end] == '\r' && len(rest) > 0 && rest[0] == '\n' {
+				rest = rest[1:]
+			}
+		}
+		if line = strings.TrimRight(line, " \t"); line != "" {
+			for ; pending > 0; pending-- {
+				dst = append(dst, '\n')
+			}
+			dst = append(dst, line...)
+		}
+		if end >= 0 {
+			pending++
+		}
+		body = rest
 	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+	return dst
 }
 
 func hashBody(body string) []byte {
-	h := sha256.Sum256([]byte(normalize(body)))
+	h := sha256.Sum256(normalizeAppend(make([]byte, 0, len(body)), body))
 	return h[:]
 }
 

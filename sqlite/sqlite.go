@@ -42,16 +42,18 @@ var _ parley.Store = (*Store)(nil)
 type Store struct {
 	sqlstore.Tables // reads on r, writes on w
 
-	path  string
-	write *sql.DB    // one connection; transactions BEGIN IMMEDIATE
-	read  *sql.DB    // a pool of query_only connections
-	w, r  *stmtCache // prepared statements of write and read
-	watch *fanout.Hub
-	seats *fanout.Seats
-	once  sync.Once // Close
-	err   error     // of Close
+	path      string
+	write     *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read      *sql.DB    // a pool of query_only connections
+	w, r      *stmtCache // prepared statements of write and read
+	watch     *fanout.Hub
+	seats     *fanout.Seats
+	seatCache seatCache // seats read, for Seat and SeatByToken (seatcache.go)
+	once      sync.Once // Close
+	err       error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
+	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
@@ -62,7 +64,7 @@ type Store struct {
 const busyTimeout = 5 * time.Second
 
 // Open opens (creating if needed) the database at path and brings its schema up to date.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("open sqlite: path %q must be a file name without '?'", path)
 	}
@@ -87,6 +89,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := sqlstore.Migrate(ctx, sqlDB{write}, dialect{}, migrations, createMigrations); err != nil {
 		write.Close()
 		return nil, err
@@ -124,6 +129,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
+		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()

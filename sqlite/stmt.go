@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +13,7 @@ import (
 
 // stmtCache prepares each query once per *sql.DB. SQLite spends more time parsing the short
 // statements of an append than running them; database/sql then keeps the prepared statement
-// per connection, and Tx.StmtContext reuses the writer connection's own.
+// per connection. (The committer keeps its own, on the writer's driver connection: rawtx.go.)
 type stmtCache struct {
 	db *sql.DB
 	mu sync.Mutex // guards m
@@ -98,26 +99,20 @@ func (c *stmtCache) exec(ctx context.Context, query string, args ...any) (sql.Re
 	return st.ExecContext(ctx, args...)
 }
 
-// txStmts runs statements inside one transaction of the cache's (writer) database, prepared
-// ones where Open prepared them. It never prepares: that would need a second connection of a
-// database that has one, held by this very transaction.
-type txStmts struct {
-	c  *stmtCache
-	tx *sql.Tx
+// txStmts runs statements inside one transaction of the committer (rawtx.go).
+type txStmts struct{ t *rawTx }
+
+func (t txStmts) queryRow(ctx context.Context, query string, args ...any) *rawRow {
+	return t.t.queryRow(query, args...)
 }
 
-func (t txStmts) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.c.lookup(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	return t.tx.QueryRowContext(ctx, query, args...)
+func (t txStmts) exec(ctx context.Context, query string, args ...any) (driver.Result, error) {
+	return t.t.exec(query, args...)
 }
 
-func (t txStmts) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.c.lookup(query); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return t.tx.ExecContext(ctx, query, args...)
+// QueryRow makes txStmts a querier (duplicate).
+func (t txStmts) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return t.t.queryRow(query, args...)
 }
 
 // The cache is a sqlstore.DB, of prepared statements: the reader for sqlstore.Tables' reads, the

@@ -14,25 +14,9 @@ import (
 // The rooms, seats, runs and stats, and the reads of messages and asks, are sqlstore.Tables,
 // embedded in Store; what SQLite does its own way is here.
 
-// RevokeSeat marks a seat revoked at t and tells this process's WatchSeats. ENOTFOUND.
-func (s *Store) RevokeSeat(ctx context.Context, room, name string, t time.Time) error {
-	if err := s.Tables.RevokeSeat(ctx, room, name, t); err != nil {
-		return err
-	}
-	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
-	return nil
-}
-
-// SetSeatToken replaces a seat's token hash and tells this process's WatchSeats. ENOTFOUND.
-func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte) error {
-	if err := s.Tables.SetSeatToken(ctx, room, name, hash); err != nil {
-		return err
-	}
-	s.seats.Publish(parley.SeatChange{Room: room, Seat: name})
-	return nil
-}
-
-// The statements of Append, prepared by Open: the core's, and these.
+// The statements of Append: the core's, and these. Open prepares them on the writer, so that
+// one that does not compile fails Open rather than the first post; the committer prepares
+// its own copies on its connection (rawtx.go).
 const (
 	qAnswer = `UPDATE asks SET state = $1, closed_by = $2
 		WHERE room = $3 AND seq = $4 AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
@@ -51,7 +35,7 @@ const (
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
-	sqlstore.QueryInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo, qRelease}
+	sqlstore.QueryInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go), each in its own savepoint.
@@ -146,7 +130,7 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 
 // querier is what both stmtCache and txStmts offer.
 type querier interface {
-	queryRow(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
 }
 
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
@@ -160,7 +144,7 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 		window = toMicros(since)
 	}
 	var found int64
-	if err := q.queryRow(ctx, qDup, room, seat, hash, window, max(n, 0)).Scan(&found); err != nil {
+	if err := q.QueryRow(ctx, qDup, room, seat, hash, window, int64(max(n, 0))).Scan(&found); err != nil {
 		return 0, err
 	}
 	return found, nil
@@ -224,6 +208,7 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 
 // ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
+	defer s.seatCache.drop() // it creates seats
 	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
 		return sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a)
 	})
@@ -237,13 +222,13 @@ func (d txDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.
 }
 
 func (d txDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
-	rows, err := d.t.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	return eachRow(rows, each)
+	return d.t.t.query(query, args, func(r *rawRow) error { return each(r) })
 }
 
 func (d txDB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return rowsAffected(d.t.exec(ctx, query, args...))
+	res, err := d.t.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

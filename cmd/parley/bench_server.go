@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -35,13 +36,21 @@ the state record of that topic in each (median of 5), and every full history pag
 large room read twice over HTTP, first from the store, then from the cache of full pages, in
 MiB/s.
 
+With --instances N (PostgreSQL only), the bench starts N 'parley serve' processes of this
+executable on the database, each on a free loopback port, and spreads the seats over them,
+as a load balancer would; it stops them at the end. After posting, every room's seqs are read
+back and must run 1..N without a gap or a repeat, N the posts acknowledged in it (checked in
+every mode; the run fails otherwise). CPU per post is the bench's own CPU time over the
+posting phases, plus the started servers' (not PostgreSQL's), divided by the posts.
+
 The machine's other load counts: run it more than once and quote the median.`
 
 const benchServerExamples = `  parley bench server
   parley bench server --seats 20 --messages 10000 --json
   parley bench server --seats 20 --rooms 4
   parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
-  parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable`
+  parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable
+  parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable --instances 2`
 
 func runBenchServer(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "bench server", "bench server [--db sqlite:PATH|postgres://…] [--seats 20] [--messages N] [--json]",
@@ -49,10 +58,12 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	db := fs.String("db", "", "database: sqlite:PATH, a bare PATH, or postgres://… (default: a temporary SQLite file)")
 	seats := fs.Int("seats", 20, "seats posting at once")
 	rooms := fs.Int("rooms", 1, "rooms to spread the seats over (rooms are independent: each has its own seq)")
+	instances := fs.Int("instances", 0, "start this many 'parley serve' processes on the --db PostgreSQL database and spread the seats over them (0: serve in this process)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `FILE` (go tool pprof -sample_index=alloc_objects)")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -69,6 +80,12 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	if *messages < 1 {
 		return usageErrorf("--messages must be at least 1, not %d", *messages)
 	}
+	if *instances < 0 || *instances > 16 {
+		return usageErrorf("--instances must be 0..16, not %d", *instances)
+	}
+	if *instances > *seats {
+		return usageErrorf("--instances must be at most --seats (%d), not %d", *seats, *instances)
+	}
 	if *stateMessages < 500 || *stateMessages > 1000000 {
 		return usageErrorf("--state-messages must be 500..1000000, not %d", *stateMessages)
 	}
@@ -78,7 +95,11 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		if kind, target, err = parseDB(*db); err != nil {
 			return err
 		}
-	} else {
+	}
+	if *instances > 0 && kind != "postgres" {
+		return usageErrorf("--instances needs --db postgres://…: one SQLite file is served by one process, the one this bench runs")
+	}
+	if *db == "" {
 		dir, err := os.MkdirTemp("", "parley-bench-")
 		if err != nil {
 			return &exitError{code: 1, msg: err.Error()}
@@ -86,7 +107,15 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		defer os.RemoveAll(dir)
 		target = filepath.Join(dir, "bench.db")
 	}
-	store, err := openStore(ctx, kind, target)
+	if kind == "sqlite" {
+		// As 'parley serve' does: the file's only writer, whose store may keep seats.
+		unlock, err := lockDB(target)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer unlock()
+	}
+	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite")
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -103,9 +132,27 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := loadbench.Run(ctx, loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages})
+	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
+	if *instances > 0 {
+		cfg.AdminToken = randomToken()
+		all, stop, err := startInstances(ctx, *instances, target, cfg.AdminToken)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer stop()
+		for _, in := range all {
+			cfg.Servers = append(cfg.Servers, in.url)
+		}
+		cfg.ServerCPU = func() (int64, bool) { return instancesCPU(all) }
+	}
+	res, err := loadbench.Run(ctx, cfg)
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
+	}
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -122,17 +169,47 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// writeHeapProfile writes the allocations made so far (every one since the start, sampled)
+// to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func benchServerText(r *loadbench.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "parley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d\n\n",
-		r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS)
+	fmt.Fprintf(&b, "parley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d", r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS)
+	if r.Instances > 0 {
+		fmt.Fprintf(&b, ", %s", plural(r.Instances, "'parley serve' process", "'parley serve' processes"))
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "posts      %.0f/s durable (%.2fs posting, %d errors)\n", r.PostsPerSecond, r.PostSeconds, r.Errors)
 	for _, ph := range r.Phases {
 		fmt.Fprintf(&b, "           %.0f/s from %d to %d messages\n", ph.PostsPerSecond, ph.From, ph.To)
 	}
 	fmt.Fprintf(&b, "latency    p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms\n", r.LatencyMS.P50, r.LatencyMS.P95, r.LatencyMS.P99, r.LatencyMS.Max)
-	fmt.Fprintf(&b, "memory     heap in use %.1f MiB; %.0f bytes and %.0f allocations per post; %d GCs\n\n",
-		r.Memory.HeapInUseMB, r.Memory.TotalAllocPerPost, r.Memory.MallocsPerPost, r.Memory.NumGC)
+	fmt.Fprintf(&b, "seqs       %s: every room's seqs run 1..N without a gap, N the posts acknowledged\n", r.SeqCheck)
+	who := "this process: server and client"
+	if r.Instances > 0 {
+		who = "the client here; the servers run apart"
+	}
+	fmt.Fprintf(&b, "memory     heap in use %.1f MiB; %.0f bytes and %.0f allocations per post; %d GCs (%s)\n",
+		r.Memory.HeapInUseMB, r.Memory.TotalAllocPerPost, r.Memory.MallocsPerPost, r.Memory.NumGC, who)
+	if r.Memory.CPUMicrosPerPost > 0 {
+		who = "this process: server and client"
+		if r.Instances > 0 {
+			who = "the servers and the client; not PostgreSQL's"
+		}
+		fmt.Fprintf(&b, "cpu        %.0f µs per post (%s)\n", r.Memory.CPUMicrosPerPost, who)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "history read of\tbytes\tms\tns/byte\tMiB/s\t")
 	for _, rc := range r.Reads {

@@ -36,13 +36,45 @@ func TestBenchServerPostgres(t *testing.T) {
 	checkLoad(t, out, "postgres", 4, 60)
 }
 
+// TestBenchServerInstances has two real 'parley serve' processes (this command, built) take
+// the posts on one PostgreSQL database, and checks that every post landed, the seqs were
+// found gapless, and the servers' CPU was counted.
+func TestBenchServerInstances(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	serveBinary = buildParley(t, t.TempDir())
+	t.Cleanup(func() { serveBinary = "" })
+	code, out, errOut := benchCLI(t, "bench", "server", "--db", dsn, "--instances", "2", "--seats", "4", "--messages", "60", "--state-messages", "2000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkLoad(t, out, "postgres", 4, 60)
+	var r loadbench.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Instances != 2 || r.Memory.CPUMicrosPerPost <= 0 {
+		t.Errorf("instances %d, CPU %.0f µs per post", r.Instances, r.Memory.CPUMicrosPerPost)
+	}
+}
+
+func TestStatCPU(t *testing.T) {
+	// A command name with spaces and a ')' of its own; utime 1234, stime 56.
+	line := "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194304 100 0 0 0 1234 56 0 0 20 0 1 0 99 1000 10"
+	if got, err := statCPU(line); err != nil || got != 1290 {
+		t.Errorf("statCPU = %d, %v; want 1290", got, err)
+	}
+	if _, err := statCPU("4242 (cmd) S 1"); err == nil {
+		t.Error("a short line was read")
+	}
+}
+
 func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	t.Helper()
 	var r loadbench.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if r.Store != store || r.Seats != seats || r.Messages != messages || r.Errors != 0 {
+	if r.Store != store || r.Seats != seats || r.Messages != messages || r.Errors != 0 || r.SeqCheck != "ok" {
 		t.Errorf("header %+v", r)
 	}
 	if r.PostsPerSecond <= 0 || r.LatencyMS.P50 <= 0 || r.LatencyMS.P50 > r.LatencyMS.P99 || r.LatencyMS.P99 > r.LatencyMS.Max {
@@ -65,7 +97,7 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 }
 
 func TestBenchServerUsage(t *testing.T) {
-	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}} {
+	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}, {"--instances", "2"}, {"--instances", "-1"}} {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}

@@ -162,7 +162,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		defer unlock()
 	}
-	store, err := openStoreLogged(ctx, kind, target, log)
+	// The lock above makes this the file's only writer (sqlite.Sole).
+	store, err := openStoreLogged(ctx, kind, target, log, kind == "sqlite")
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -287,14 +288,10 @@ func parseDB(db string) (kind, target string, err error) {
 	return "sqlite", target, nil
 }
 
-// openStore opens the store a --db value names, logging to slog.Default.
-func openStore(ctx context.Context, kind, target string) (parley.Store, error) {
-	return openStoreLogged(ctx, kind, target, slog.Default())
-}
-
 // openStoreLogged opens the store a --db value names; the PostgreSQL store logs its
-// listener's reconnects to log.
-func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger) (parley.Store, error) {
+// listener's reconnects to log. sole says that the caller holds the SQLite file's lock
+// (lockDB), so the store may keep what it reads of seats (sqlite.Sole).
+func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool) (parley.Store, error) {
 	if kind == "postgres" {
 		s, err := postgres.Open(ctx, target, postgres.WithLogger(log))
 		if err != nil {
@@ -302,7 +299,11 @@ func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger)
 		}
 		return s, nil
 	}
-	s, err := sqlite.Open(ctx, target)
+	var opts []sqlite.Option
+	if sole {
+		opts = append(opts, sqlite.Sole())
+	}
+	s, err := sqlite.Open(ctx, target, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", target, err)
 	}
