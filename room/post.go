@@ -334,3 +334,29 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// PostDraft composes a message from its parts (convention.Compose: the header with n=
+// counted from the lines) and posts the text through the whole pipeline, as Post would the
+// same text sent whole.
+func (s *Service) PostDraft(ctx context.Context, c *parley.Caller, room string, d *parley.Draft, key string) (*parley.PostResult, error) {
+	if d == nil {
+		return nil, parley.Errorf(parley.EINVALID, "no message: give intent, topic, to and lines").
+			WithHint("or post the whole text as body")
+	}
+	// Who may post is said before what is wrong with the parts.
+	if _, err := seatIn(c, room); err != nil {
+		s.obs.Refused(parley.ErrorCode(err))
+		return nil, err
+	}
+	body, diags := convention.Compose(*d)
+	if len(diags) > 0 {
+		s.obs.Refused(parley.EINVALID)
+		err := refuseErrors(diags).(*parley.Error)
+		err.Hint = "fix the fields named and post again; nothing was stored"
+		if diags[0].Fix != "" {
+			err.Hint = "try: " + diags[0].Fix
+		}
+		return nil, err
+	}
+	return s.Post(ctx, c, room, []byte(body), key)
+}
