@@ -15,7 +15,7 @@ var querySearch = `SELECT ` + sqlstore.Qualified("m", sqlstore.MessageColumns) +
 		WHERE message_words MATCH $1 AND room = $2
 		ORDER BY score, seq DESC LIMIT $3) w
 	JOIN messages m ON m.room = w.room AND m.seq = w.seq
-	ORDER BY w.score, w.seq`
+	ORDER BY w.score, w.seq DESC`
 
 // Search returns up to limit of the room's messages holding any of words, best first.
 func (s *Store) Search(ctx context.Context, room string, words []string, limit int) ([]*parley.Message, error) {
