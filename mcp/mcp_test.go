@@ -124,7 +124,7 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	if got, want := strings.Join(names, ","), "inbox,lint,post,read,state,whoami"; got != want {
+	if got, want := strings.Join(names, ","), "inbox,lint,post,read,search,state,whoami"; got != want {
 		t.Errorf("tools = %s, want %s", got, want)
 	}
 	// What a client puts in its model's context: the tools/list result as sent.
@@ -138,8 +138,8 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	}
 	n := enc.Count(string(b))
 	t.Logf("tool definitions: %d o200k_base tokens, %d bytes", n, len(b))
-	if n > 1500 {
-		t.Errorf("tool definitions cost %d tokens, over the 1,500 budget:\n%s", n, b)
+	if n >= 600 {
+		t.Errorf("tool definitions cost %d tokens, not under the budget of 600:\n%s", n, b)
 	}
 }
 
