@@ -2,7 +2,9 @@ package parley
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/parleyhq/parley/convention"
@@ -197,6 +199,31 @@ type SearchResults struct {
 	Query   string      `json:"query"`
 	Results []SearchHit `json:"results"`
 	More    bool        `json:"more"`
+}
+
+// Text writes the results as every text edge shows them (the MCP search tool, `parley
+// search`): per message a line with its seq, seat and time as the history header writes
+// them and its topic, then its matching lines indented by two spaces, best match first.
+func (r *SearchResults) Text() string {
+	var b strings.Builder
+	if len(r.Results) == 0 {
+		fmt.Fprintf(&b, "no messages hold a word of %q\n", r.Query)
+		return b.String()
+	}
+	for _, h := range r.Results {
+		fmt.Fprintf(&b, "#%d %s %s", h.Seq, h.Seat, h.Time)
+		if h.Topic != "" {
+			fmt.Fprintf(&b, " topic %s", h.Topic)
+		}
+		b.WriteByte('\n')
+		for _, l := range h.Lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	if r.More {
+		b.WriteString("(more matches: raise the limit, or add words)\n")
+	}
+	return b.String()
 }
 
 // SearchHit is one message a search found, as history names it (seq, seat, time in ISO

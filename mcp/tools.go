@@ -413,31 +413,7 @@ func (t *tools) search(ctx context.Context, req *sdk.CallToolRequest, in searchA
 	if err != nil {
 		return t.toolError("search", err)
 	}
-	return result(SearchText(res) + dataNotice), nil, nil
-}
-
-// SearchText writes search results as text: per message the history header's seq, seat and
-// time, its topic, and the matching lines, indented, best match first.
-func SearchText(res *parley.SearchResults) string {
-	var b strings.Builder
-	if len(res.Results) == 0 {
-		fmt.Fprintf(&b, "no messages hold a word of %q\n", res.Query)
-		return b.String()
-	}
-	for _, h := range res.Results {
-		fmt.Fprintf(&b, "#%d %s %s", h.Seq, h.Seat, h.Time)
-		if h.Topic != "" {
-			fmt.Fprintf(&b, " topic %s", h.Topic)
-		}
-		b.WriteByte('\n')
-		for _, l := range h.Lines {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-	}
-	if res.More {
-		fmt.Fprintf(&b, "(more matches: raise limit, or add words)\n")
-	}
-	return b.String()
+	return result(res.Text() + dataNotice), nil, nil
 }
 
 func (t *tools) inbox(ctx context.Context, req *sdk.CallToolRequest, _ noArgs) (*sdk.CallToolResult, any, error) {

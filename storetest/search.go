@@ -102,3 +102,26 @@ func testSearch(t *testing.T, s parley.Store) {
 	post(t, s, "copy", "alice", "v1 note cache to all n=1\nwindow closed now\n")
 	wantSearch(t, s, "copy", []string{"window"}, 10, []int64{9, 2})
 }
+
+// Backfill checks that a database made before the search index is indexed when a store opens
+// it: open opens a store on the one database (closed by the caller's cleanup or by Backfill),
+// and unindex takes the index away again and forgets its migration, as a database of an older
+// parley has neither. One body is not UTF-8 and holds a NUL, which bytes-exact storage allows.
+func Backfill(t *testing.T, open func(t *testing.T) parley.Store, unindex func(t *testing.T)) {
+	s := open(t)
+	MustCreateRoom(t, s, "old")
+	searchRoom(t, s, "old")
+	post(t, s, "old", "bob", "v1 note cache to all n=1\nwindow \xff\x00 raw bytes\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	unindex(t)
+	s = open(t)
+	defer s.Close()
+	wantSearch(t, s, "old", []string{"redis"}, 10, []int64{4, 6, 3, 2})
+	wantSearch(t, s, "old", []string{"bytes", "raw"}, 10, []int64{9})
+	// The index goes on with the messages posted after the migration.
+	post(t, s, "old", "alice", "v1 note cache to all n=1\nredis again\n")
+	wantSearch(t, s, "old", []string{"again"}, 10, []int64{10})
+	wantSearch(t, s, "old", []string{"redis"}, 10, []int64{4, 10, 6, 3, 2})
+}
