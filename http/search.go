@@ -1,7 +1,9 @@
 package http
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/parleyhq/parley"
 )
@@ -14,6 +16,15 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *parley.
 	q := r.URL.Query()
 	if len(q["q"]) > 1 {
 		return badRequest("give the words in one q, e.g. q=redis+limiter", "the query has %d q parameters", len(q["q"]))
+	}
+	// A malformed request is 400, as the other query parameters' are (the service would say
+	// the same with 422, its code for a message that does not hold together).
+	switch text := q.Get("q"); {
+	case strings.TrimSpace(text) == "":
+		return badRequest("give the words to look for, e.g. q=redis+limiter", "the search query (q) is empty")
+	case len(text) > parley.SearchMaxQuery:
+		return badRequest(fmt.Sprintf("search for a few distinctive words; only the first %d count", parley.SearchMaxWords),
+			"the search query is %d bytes long, over the %d a query may be", len(text), parley.SearchMaxQuery)
 	}
 	limit, err := queryInt64(r, "limit", 0)
 	if err != nil {
