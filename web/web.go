@@ -102,6 +102,7 @@ type session struct {
 type flash struct {
 	room        string
 	draft       string
+	parts       *partsForm // a refused post by parts, as typed
 	err, hint   string
 	diagnostics []parley.Diagnostic
 	at          time.Time
@@ -172,6 +173,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 	m.HandleFunc("POST /rooms/{room}/post", h.page(h.post))
 	m.HandleFunc("GET /rooms/{room}/state", h.page(h.state))
 	m.HandleFunc("GET /rooms/{room}/stats", h.page(h.stats))
+	m.HandleFunc("GET /rooms/{room}/search", h.page(h.search))
 	m.HandleFunc("GET /ui/rooms/{room}/events", h.events)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		u, _ := h.current(r)
