@@ -36,3 +36,31 @@ func TestSearchBackfill(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkSearchIndex: what the search index (the generated tsvector column and its GIN
+// index) adds to an append (see storetest).
+//
+//	go test ./postgres -run '^$' -bench SearchIndex -count 6
+func BenchmarkSearchIndex(b *testing.B) {
+	storetest.BenchSearchIndex(b, func(b *testing.B, indexed bool) parley.Store {
+		dsn := pgtest.DSN(b)
+		if !indexed {
+			s, err := postgres.Open(context.Background(), dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+			conn, err := pgx.Connect(context.Background(), dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(context.Background(), `ALTER TABLE messages DROP COLUMN words`); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return MustOpen(b, dsn)
+	})
+}
+
+func BenchmarkSearch(b *testing.B) { storetest.BenchSearch(b, MustOpen(b, pgtest.DSN(b))) }

@@ -28,13 +28,9 @@ func TestSearchBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		// SQLite 3.54 leaves a contentless_unindexed table's _content shadow table behind when
-		// the table is dropped; a database from before 0003 has none.
-		for _, q := range []string{`DROP TRIGGER message_words_index`, `DROP TABLE message_words`, `DROP TABLE IF EXISTS message_words_content`,
-			`DELETE FROM schema_migrations WHERE name = 'migrations/0003_search.sql'`} {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
+		unindex(t, path)
+		if _, err := db.Exec(`DELETE FROM schema_migrations WHERE name = 'migrations/0003_search.sql'`); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
@@ -74,3 +70,44 @@ func FuzzSearchQuery(f *testing.F) {
 		}
 	})
 }
+
+// unindex takes the search index (migration 0003) away from the database at path, leaving
+// its migration recorded, so that a store opened on it appends as before the index.
+func unindex(tb testing.TB, path string) {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	// SQLite 3.54 leaves a contentless_unindexed table's _content shadow table behind when
+	// the table is dropped; a database from before 0003 has none.
+	for _, q := range []string{`DROP TRIGGER message_words_index`, `DROP TABLE message_words`, `DROP TABLE IF EXISTS message_words_content`} {
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// BenchmarkSearchIndex: what the search index adds to an append (see storetest).
+//
+//	go test ./sqlite -run '^$' -bench SearchIndex -count 6
+func BenchmarkSearchIndex(b *testing.B) {
+	storetest.BenchSearchIndex(b, func(b *testing.B, indexed bool) parley.Store {
+		path := filepath.Join(b.TempDir(), "parley.db")
+		s, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !indexed {
+			s.Close()
+			unindex(b, path)
+			if s, err = sqlite.Open(context.Background(), path); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func BenchmarkSearch(b *testing.B) { storetest.BenchSearch(b, MustOpen(b)) }

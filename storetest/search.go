@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -124,4 +125,58 @@ func Backfill(t *testing.T, open func(t *testing.T) parley.Store, unindex func(t
 	post(t, s, "old", "alice", "v1 note cache to all n=1\nredis again\n")
 	wantSearch(t, s, "old", []string{"again"}, 10, []int64{10})
 	wantSearch(t, s, "old", []string{"redis"}, 10, []int64{4, 10, 6, 3, 2})
+}
+
+// BenchSearchIndex measures what the search index adds to a post: BenchAppend on a store
+// whose database keeps the index ("indexed") and on one whose index was taken away after
+// migrating ("unindexed"), one after the other in the same run. Besides the time, each
+// reports the process's CPU time per append (cpu-µs/op: user and system, every goroutine
+// and the driver's own work included), which a busy machine disturbs less than the time.
+// open returns a store on a new database, indexed or not.
+//
+// The parallel pair does the same with BenchAppendParallel, where the store's group commit
+// puts many appends in one transaction, as on a busy server.
+func BenchSearchIndex(b *testing.B, open func(b *testing.B, indexed bool) parley.Store) {
+	for _, parallel := range []bool{false, true} {
+		for _, indexed := range []bool{true, false} {
+			name := "unindexed"
+			if indexed {
+				name = "indexed"
+			}
+			if parallel {
+				name = "parallel-" + name
+			}
+			b.Run(name, func(b *testing.B) {
+				s := open(b, indexed)
+				start := cpuTime()
+				if parallel {
+					BenchAppendParallel(b, s)
+				} else {
+					BenchAppend(b, s)
+				}
+				b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
+	}
+}
+
+// BenchSearch measures a search of two words in a room of 2000 messages, about a tenth of
+// which hold one of them.
+func BenchSearch(b *testing.B, s parley.Store) {
+	ctx := context.Background()
+	MustCreateRoom(b, s, "bench")
+	for i := range 2000 {
+		body := benchBody + fmt.Sprintf("nonce %d\n", i)
+		if i%10 == 0 {
+			body += fmt.Sprintf("redis window %d\n", i)
+		}
+		post(b, s, "bench", "alice", body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		msgs, err := s.Search(ctx, "bench", []string{"redis", "window"}, 20)
+		if err != nil || len(msgs) != 20 {
+			b.Fatalf("search: %d, %v", len(msgs), err)
+		}
+	}
 }
