@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,3 +66,30 @@ func BenchmarkSearchIndex(b *testing.B) {
 }
 
 func BenchmarkSearch(b *testing.B) { storetest.BenchSearch(b, MustOpen(b, pgtest.DSN(b))) }
+
+// TestBodyText: parley_body_text (migration 0004) never fails, reads a body that is UTF-8
+// without NUL as its text, and any other with its bytes escaped; the decision agrees with
+// Go's utf8.Valid on the edges of RFC 3629.
+func TestBodyText(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	MustOpen(t, dsn) // migrates
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, b := range []string{"", "redis window", "café 😀 日本", "a\x00b", "\xff", "\xc0\xaf", "\xe0\x80\xaf",
+		"\xed\xa0\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xc3", "\xe2\x82", "x\x80y", "\x7f\x01"} {
+		var got string
+		if err := conn.QueryRow(t.Context(), `SELECT parley_body_text($1)`, []byte(b)).Scan(&got); err != nil {
+			t.Fatalf("parley_body_text(%q): %v", b, err)
+		}
+		valid := utf8.ValidString(b) && !strings.Contains(b, "\x00")
+		if valid && got != b {
+			t.Errorf("parley_body_text(%q) = %q, want the text itself", b, got)
+		}
+		if !valid && (got == b || !strings.Contains(got, `\`)) {
+			t.Errorf("parley_body_text(%q) = %q, want its bytes escaped", b, got)
+		}
+	}
+}
