@@ -66,6 +66,8 @@ var Cases = []struct {
 	{"Watch", testWatch},
 	{"Hold", testHold},
 	{"AACPAndLenient", testAACPAndLenient},
+	{"PostDraft", testPostDraft},
+	{"Search", testSearch},
 }
 
 // Run runs every case as a subtest, each on a fresh service from newEnv.
