@@ -31,9 +31,21 @@ func TestPostByParts(t *testing.T) {
 		t.Errorf("the ask of a post by parts did not reach bo's inbox:\n%s", text)
 	}
 
+	// room may be given: the seat's own, or it is refused.
+	text, isErr = call(t, ana, "post", map[string]any{"room": "other", "intent": "note", "topic": "x", "to": []any{"all"}, "lines": []any{"a"}})
+	if !isErr || !strings.HasPrefix(text, "forbidden: ") || !strings.Contains(text, "sits in room limiter") {
+		t.Errorf("post to another room: %v %s", isErr, text)
+	}
+	if text, isErr = call(t, bo, "search", map[string]any{"room": "other", "query": "burst"}); !isErr || !strings.HasPrefix(text, "forbidden: ") {
+		t.Errorf("search of another room: %v %s", isErr, text)
+	}
+	if text, isErr = call(t, bo, "search", map[string]any{"room": "limiter", "query": "burst"}); isErr || !strings.Contains(text, "#1 ana ") {
+		t.Errorf("search naming the seat's room: %v %s", isErr, text)
+	}
+
 	// re is written into the header; an answer closes the ask.
 	text, isErr = call(t, bo, "post", map[string]any{
-		"intent": "answer", "topic": "limiter", "to": []any{"ana"}, "re": 1, "lines": []any{"ok burst 10"},
+		"room": "limiter", "intent": "answer", "topic": "limiter", "to": []any{"ana"}, "re": 1, "lines": []any{"ok burst 10"},
 	})
 	if isErr {
 		t.Fatalf("answer by parts: %s", text)
