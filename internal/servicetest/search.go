@@ -50,6 +50,21 @@ func testPostDraft(t *testing.T, e Env) {
 	}
 }
 
+// Parts that make no message are a refused post, counted by the rate caps like any other.
+func testPostDraftRateLimit(t *testing.T, e Env) {
+	seats, _ := room(t, e, "r", &parley.Policy{SeatMessagesPerMinute: 1, SeatBurst: 2}, "a")
+	bad := &parley.Draft{Intent: "note", Topic: "x", To: []string{"all"}, Lines: []string{"v1 note x to all n=1"}}
+	for i := range 2 {
+		if _, err := e.Svc.PostDraft(t.Context(), seats["a"], "r", bad, ""); code(t, err) != parley.EINVALID {
+			t.Fatalf("bad parts %d: %v", i+1, err)
+		}
+	}
+	good := &parley.Draft{Intent: "note", Topic: "x", To: []string{"all"}, Lines: []string{"fact"}}
+	if _, err := e.Svc.PostDraft(t.Context(), seats["a"], "r", good, ""); code(t, err) != parley.ERATELIMIT {
+		t.Errorf("a third post after two refused ones: %v, want ERATELIMIT", err)
+	}
+}
+
 // Search: ranked results as history names them, the access rules of history, bounds, and the
 // count of reads.
 func testSearch(t *testing.T, e Env) {

@@ -67,6 +67,7 @@ var Cases = []struct {
 	{"Hold", testHold},
 	{"AACPAndLenient", testAACPAndLenient},
 	{"PostDraft", testPostDraft},
+	{"PostDraftRateLimit", testPostDraftRateLimit},
 	{"Search", testSearch},
 }
 
