@@ -2,9 +2,12 @@ package parley
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/diag"
 )
 
@@ -124,6 +127,19 @@ type RoomService interface {
 	// []Diagnostic), ECONFLICT (a repeat: Fields["seq"]), ERATELIMIT
 	// (Fields["retry_after"]: seconds).
 	Post(ctx context.Context, c *Caller, room string, body []byte, idempotencyKey string) (*PostResult, error)
+	// PostDraft writes a message given by its parts (intent, topic, addressees, re, fact
+	// lines) as convention text, the header's n= counted by the server (convention.Compose),
+	// and posts that text through Post's pipeline: what is stored, and what history shows, is
+	// exactly the composed text. EINVALID (Fields["diagnostics"]) for parts that do not make a
+	// message, else Post's errors.
+	PostDraft(ctx context.Context, c *Caller, room string, d *Draft, idempotencyKey string) (*PostResult, error)
+	// Search finds the room's messages holding the words of query, best match first, at most
+	// limit of them (limit <= 0: SearchDefaultLimit; at most SearchMaxLimit): each with its
+	// seq, seat, time, topic and the lines that hold a word of the query. The query is plain
+	// words: any other character only separates them. The same seats may search as may read
+	// the history, and a search that returns messages counts as one of the seat's reads.
+	// EINVALID for an empty or oversized query or a bad limit, EFORBIDDEN, ENOTFOUND.
+	Search(ctx context.Context, c *Caller, room, query string, limit int) (*SearchResults, error)
 	// History renders the room's messages after `after` as the byte-stable history text, one
 	// page of them (see HistoryPage; limit <= 0: HistoryPageMessages), and returns the last seq
 	// it contains (after, when empty).
@@ -161,6 +177,65 @@ type RoomService interface {
 	Hold(ctx context.Context, c *Caller) (context.Context, context.CancelFunc, error)
 	// Lint checks a draft as Post would, without posting or counting it.
 	Lint(ctx context.Context, c *Caller, room string, body []byte) ([]Diagnostic, error)
+}
+
+// Draft is a message given by its parts; see convention.Draft and RoomService.PostDraft.
+type Draft = convention.Draft
+
+// Search bounds: how many results one search returns by default and at most, how long its
+// query may be and how many words of it count, and how many lines of each message it quotes.
+const (
+	SearchDefaultLimit = 20
+	SearchMaxLimit     = 100
+	SearchMaxQuery     = 512
+	SearchMaxWords     = 16
+	SearchMaxLines     = 5
+	SearchMaxLineBytes = 400
+)
+
+// SearchResults is what a search found, best match first. More says there were more matches
+// than the limit let through.
+type SearchResults struct {
+	Query   string      `json:"query"`
+	Results []SearchHit `json:"results"`
+	More    bool        `json:"more"`
+}
+
+// Text writes the results as every text edge shows them (the MCP search tool, `parley
+// search`): per message a line with its seq, seat and time as the history header writes
+// them and its topic, then its matching lines indented by two spaces, best match first.
+func (r *SearchResults) Text() string {
+	var b strings.Builder
+	if len(r.Results) == 0 {
+		fmt.Fprintf(&b, "no messages hold a word of %q\n", r.Query)
+		return b.String()
+	}
+	for _, h := range r.Results {
+		fmt.Fprintf(&b, "#%d %s %s", h.Seq, h.Seat, h.Time)
+		if h.Topic != "" {
+			fmt.Fprintf(&b, " topic %s", h.Topic)
+		}
+		b.WriteByte('\n')
+		for _, l := range h.Lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	if r.More {
+		b.WriteString("(more matches: raise the limit, or add words)\n")
+	}
+	return b.String()
+}
+
+// SearchHit is one message a search found, as history names it (seq, seat, time in ISO
+// basic UTC), with its topic and the lines that hold a word of the query (at most
+// SearchMaxLines, each cut to SearchMaxLineBytes; the first line of the message when none
+// does by the server's reckoning, for instance when only its header matched).
+type SearchHit struct {
+	Seq   int64    `json:"seq"`
+	Seat  string   `json:"seat"`
+	Time  string   `json:"time"`
+	Topic string   `json:"topic"`
+	Lines []string `json:"lines"`
 }
 
 // Latest is the after of a Messages read of the room's latest messages.

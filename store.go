@@ -150,6 +150,14 @@ type Store interface {
 	// room, topic and seq). Topic "" selects the messages without one.
 	TopicMessages(ctx context.Context, room, topic string, after int64, limit int) ([]*Message, error)
 
+	// Search returns up to limit of the room's messages whose body holds any of words, best
+	// match first by the store's full-text rank (SQLite: FTS5's bm25; PostgreSQL: ts_rank),
+	// equal ranks newest first. Words are plain words as fulltext.Words splits a query:
+	// lower-case runs of letters and numbers; any other entry is ignored, so no word is ever
+	// read as query syntax. No words, or limit <= 0: no messages. The index is kept in the
+	// transaction that stores each message, by Append and ImportRoom alike.
+	Search(ctx context.Context, room string, words []string, limit int) ([]*Message, error)
+
 	// Asks returns the room's asks in the given state ("" for all), by seq and line.
 	Asks(ctx context.Context, room, state string) ([]*Ask, error)
 	// TopicAsks returns the room's asks on topic (Ask.Topic), in every state, by seq and

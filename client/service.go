@@ -199,6 +199,43 @@ func (c *Client) Post(ctx context.Context, caller *parley.Caller, room string, b
 	return &res, nil
 }
 
+// PostDraft posts a message given by its parts, as JSON; the server writes the header, with
+// n= counted, and posts the text (parley.RoomService.PostDraft).
+func (c *Client) PostDraft(ctx context.Context, caller *parley.Caller, room string, d *parley.Draft, key string) (*parley.PostResult, error) {
+	if d == nil {
+		d = &parley.Draft{}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}}
+	if key != "" {
+		h.Set("Idempotency-Key", key)
+	}
+	var res parley.PostResult
+	resp, err := c.callReq(ctx, Request{Method: "POST", Path: RoomPath(room, "messages"), Body: b, Header: h, Caller: caller}, &res)
+	if err != nil {
+		return nil, err
+	}
+	res.Replay = resp.StatusCode == http.StatusOK
+	return &res, nil
+}
+
+// Search finds the room's messages holding words of query, best first (limit <= 0: the
+// server's default).
+func (c *Client) Search(ctx context.Context, caller *parley.Caller, room, query string, limit int) (*parley.SearchResults, error) {
+	q := url.Values{"q": {query}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out parley.SearchResults
+	if _, err := c.call(ctx, caller, "GET", RoomPath(room, "search")+"?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Page is one page of history as the server sends it.
 type Page struct {
 	Body []byte

@@ -169,6 +169,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/rooms/{room}/events", s.api(s.compressed(s.handleEvents)))
 	m.HandleFunc("GET /v1/rooms/{room}/inbox", s.api(s.compressed(s.handleInbox)))
 	m.HandleFunc("GET /v1/rooms/{room}/state/{topic}", s.api(s.compressed(s.handleState)))
+	m.HandleFunc("GET /v1/rooms/{room}/search", s.api(s.compressed(s.handleSearch)))
 	m.HandleFunc("POST /v1/rooms/{room}/runs", s.api(s.handleRun))
 	m.HandleFunc("GET /v1/rooms/{room}/stats", s.api(s.handleStats))
 	m.HandleFunc("POST /v1/rooms/{room}/lint", s.api(s.handleLint))

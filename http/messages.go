@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/hex"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,20 +19,61 @@ type postResponse struct {
 	Warnings []parley.Diagnostic `json:"warnings"`
 }
 
-// handlePost posts the body, exactly as sent, as the caller's seat. 201 for a new message,
-// 200 for an Idempotency-Key replay (the original's seq; nothing new stored).
+// postJSON is the JSON body of a post: the whole message as body, or its parts, from which
+// the server writes the header with n= counted (parley.Draft).
+type postJSON struct {
+	Body   *string  `json:"body"`
+	Intent string   `json:"intent"`
+	Topic  string   `json:"topic"`
+	To     []string `json:"to"`
+	Re     int64    `json:"re"`
+	Lines  []string `json:"lines"`
+}
+
+// isJSON reports whether a request's Content-Type is application/json.
+func isJSON(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// handlePost posts as the caller's seat: a body of any type but JSON is the message, exactly
+// as sent; a JSON body ({"body": …} or {"intent","topic","to","re","lines"}) gives the message
+// whole or by its parts. 201 for a new message, 200 for an Idempotency-Key replay (the
+// original's seq; nothing new stored).
 func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
-	body, err := readBody(w, r, maxBodyBytes)
-	if err != nil {
-		return err
-	}
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	if len(key) > 255 {
 		return badRequest("use a key of at most 255 bytes, such as a UUID", "the Idempotency-Key is %d bytes long", len(key))
 	}
-	res, err := s.svc.Post(r.Context(), c, r.PathValue("room"), body, key)
-	if err != nil {
-		return err
+	var res *parley.PostResult
+	if isJSON(r) {
+		var in postJSON
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		parts := in.Intent != "" || in.Topic != "" || in.To != nil || in.Re != 0 || in.Lines != nil
+		var err error
+		switch {
+		case in.Body != nil && parts:
+			return badRequest(`send {"body": "<the whole message>"} or {"intent", "topic", "to", "re", "lines"}, not both`,
+				"the JSON body gives both body and the message's parts")
+		case in.Body != nil:
+			res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), []byte(*in.Body), key)
+		default:
+			res, err = s.svc.PostDraft(r.Context(), c, r.PathValue("room"),
+				&parley.Draft{Intent: in.Intent, Topic: in.Topic, To: in.To, Re: in.Re, Lines: in.Lines}, key)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		body, err := readBody(w, r, maxBodyBytes)
+		if err != nil {
+			return err
+		}
+		if res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key); err != nil {
+			return err
+		}
 	}
 	out := postResponse{Seq: res.Seq, Tokens: res.Tokens, Notes: res.Notes, Warnings: res.Warnings}
 	if out.Notes == nil {

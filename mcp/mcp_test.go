@@ -124,7 +124,7 @@ func TestToolDefinitionsFitTheBudget(t *testing.T) {
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	if got, want := strings.Join(names, ","), "inbox,lint,post,read,state,whoami"; got != want {
+	if got, want := strings.Join(names, ","), "inbox,lint,post,read,search,state,whoami"; got != want {
 		t.Errorf("tools = %s, want %s", got, want)
 	}
 	// What a client puts in its model's context: the tools/list result as sent.

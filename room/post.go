@@ -28,7 +28,13 @@ type draft struct {
 }
 
 // Post runs the post pipeline for the caller's seat.
-func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (res *parley.PostResult, err error) {
+func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body []byte, key string) (*parley.PostResult, error) {
+	return s.post(ctx, c, room, body, nil, key)
+}
+
+// post is the pipeline, for a body, or for parts (not nil) that it composes once the rate caps
+// have counted the post, so that parts which make no message count as a refused post.
+func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body []byte, parts *parley.Draft, key string) (res *parley.PostResult, err error) {
 	defer func() {
 		if code := parley.ErrorCode(err); err != nil && code != parley.EINTERNAL {
 			s.obs.Refused(code)
@@ -48,6 +54,11 @@ func (s *Service) Post(ctx context.Context, c *parley.Caller, room string, body 
 		return rep, err
 	}
 	defer func() { ch.settle(ctx, res, err) }()
+	if parts != nil {
+		if body, err = compose(parts); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkLimits(body, r.Policy); err != nil {
 		return nil, err
 	}
@@ -354,4 +365,29 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// PostDraft composes a message from its parts (convention.Compose: the header with n=
+// counted from the lines) and posts the text through the whole pipeline, as Post would the
+// same text sent whole. Parts that make no message are refused after the rate caps, as any
+// refused post is.
+func (s *Service) PostDraft(ctx context.Context, c *parley.Caller, room string, d *parley.Draft, key string) (*parley.PostResult, error) {
+	if d == nil {
+		d = &parley.Draft{}
+	}
+	return s.post(ctx, c, room, nil, d, key)
+}
+
+// compose writes a draft as its text, or refuses it with the diagnostics of its fields.
+func compose(d *parley.Draft) ([]byte, error) {
+	body, diags := convention.Compose(*d)
+	if len(diags) == 0 {
+		return []byte(body), nil
+	}
+	err := refuseErrors(diags).(*parley.Error)
+	err.Hint = "fix the fields named and post again; nothing was stored"
+	if diags[0].Fix != "" {
+		err.Hint = "try: " + diags[0].Fix
+	}
+	return nil, err
 }

@@ -65,6 +65,7 @@ func Run(t *testing.T, open Open) {
 		{"TopicAsks", testTopicAsks},
 		{"EmptyLists", testEmptyLists},
 		{"ImportRoom", testImportRoom},
+		{"Search", testSearch},
 		{"CloseEndsWatch", testCloseEndsWatch}, // last: it closes the store
 	}
 	for _, tt := range tests {

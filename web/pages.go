@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/evidence"
 	"github.com/parleyhq/parley/internal/textline"
 )
@@ -47,6 +49,29 @@ type view struct {
 	Draft       string
 	Diagnostics []parley.Diagnostic
 	PostKey     string
+	// The form that composes a message by its parts: the convention's intents, and what was
+	// typed into it when a post by parts was refused (nil otherwise).
+	Intents []string
+	Parts   *partsForm
+
+	Search *searchView // the search tab
+}
+
+// partsForm is the post-by-parts form as typed.
+type partsForm struct {
+	Intent, Topic, To, Re, Facts string
+}
+
+// searchView is a search and its results, each with the link to its message.
+type searchView struct {
+	Query   string
+	Results []searchResult
+	More    bool
+}
+
+type searchResult struct {
+	parley.SearchHit
+	Href string
 }
 
 // CSRF is the session's form token, for the templates.
@@ -197,7 +222,7 @@ func group(n int64) string {
 
 func (h *Handler) parseTemplates() {
 	h.pages = map[string]*template.Template{}
-	for _, p := range []string{"signin", "rooms", "room", "state", "stats", "error", "lab"} {
+	for _, p := range []string{"signin", "rooms", "room", "state", "stats", "search", "error", "lab"} {
 		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS,
 			"templates/layout.html", "templates/message.html", "templates/"+p+".html"))
 	}
@@ -255,8 +280,9 @@ func (h *Handler) room(w http.ResponseWriter, r *http.Request, u *user) error {
 		return err
 	}
 	if f := h.takeFlash(u.sid, v.Room); f != nil && v.CanPost {
-		v.Draft, v.Error, v.Hint, v.Diagnostics = f.draft, f.err, f.hint, f.diagnostics
+		v.Draft, v.Error, v.Hint, v.Diagnostics, v.Parts = f.draft, f.err, f.hint, f.diagnostics, f.parts
 	}
+	v.Intents = convention.Intents
 	v.PostKey = randomID()[:22]
 	h.render(w, r, http.StatusOK, "room", v)
 	return nil
@@ -318,9 +344,21 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, u *user) error {
 		return err
 	}
 	draft := r.PostFormValue("body")
-	// Browsers send textarea lines as CRLF; the convention's lines end in LF.
-	body := strings.ReplaceAll(draft, "\r\n", "\n")
-	res, err := h.svc.Post(r.Context(), u.caller, v.Room, []byte(body), r.PostFormValue("key"))
+	var parts *partsForm
+	var res *parley.PostResult
+	if r.PostFormValue("mode") == "parts" {
+		parts = &partsForm{Intent: r.PostFormValue("intent"), Topic: strings.TrimSpace(r.PostFormValue("topic")),
+			To: r.PostFormValue("to"), Re: strings.TrimSpace(r.PostFormValue("re")), Facts: r.PostFormValue("facts")}
+		draft = ""
+		var d *parley.Draft
+		if d, err = parts.draft(); err == nil {
+			res, err = h.svc.PostDraft(r.Context(), u.caller, v.Room, d, r.PostFormValue("key"))
+		}
+	} else {
+		// Browsers send textarea lines as CRLF; the convention's lines end in LF.
+		body := strings.ReplaceAll(draft, "\r\n", "\n")
+		res, err = h.svc.Post(r.Context(), u.caller, v.Room, []byte(body), r.PostFormValue("key"))
+	}
 	if err == nil {
 		http.Redirect(w, r, fmt.Sprintf("/rooms/%s#m%d", v.Room, res.Seq), http.StatusSeeOther)
 		return nil
@@ -331,7 +369,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, u *user) error {
 	}
 	// A refusal the person can fix: back to the room (303, so a reload does not post again),
 	// which shows the draft and the findings once, from the session.
-	f := &flash{room: v.Room, draft: draft, err: parley.ErrorMessage(err), at: h.opts.Now()}
+	f := &flash{room: v.Room, draft: draft, parts: parts, err: parley.ErrorMessage(err), at: h.opts.Now()}
 	if pe, ok := err.(*parley.Error); ok {
 		f.hint = pe.Hint
 		if ds, ok := pe.Fields["diagnostics"].([]parley.Diagnostic); ok {
@@ -343,6 +381,62 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, u *user) error {
 	}
 	h.setFlash(u.sid, f)
 	http.Redirect(w, r, "/rooms/"+url.PathEscape(v.Room)+"#post-h", http.StatusSeeOther)
+	return nil
+}
+
+// draft reads the post-by-parts form: addressees separated by commas or spaces, one fact per
+// line of the textarea (blank lines skipped), re a seq or empty.
+func (p *partsForm) draft() (*parley.Draft, error) {
+	d := &parley.Draft{Intent: p.Intent, Topic: p.Topic,
+		To: strings.FieldsFunc(p.To, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })}
+	if p.Re != "" {
+		re, err := strconv.ParseInt(p.Re, 10, 64)
+		if err != nil || re <= 0 {
+			return nil, parley.Errorf(parley.EINVALID, "“answers message” is %q, not a message's seq", p.Re).
+				WithHint("give the number after # of the message this one answers, or leave it empty")
+		}
+		d.Re = re
+	}
+	for _, l := range strings.Split(p.Facts, "\n") {
+		if l = strings.TrimSuffix(l, "\r"); strings.TrimSpace(l) != "" {
+			d.Lines = append(d.Lines, l)
+		}
+	}
+	return d, nil
+}
+
+// search shows the room's messages holding words of ?q=, best first, each linked to its
+// place in the transcript. The search is the signed-in caller's, with history's access rules,
+// and counts as a seat's read.
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, u *user) error {
+	v, err := h.roomView(r, u, "search")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query().Get("q")
+	v.Title = v.Room + " · search"
+	v.Search = &searchView{Query: q}
+	status := http.StatusOK
+	if strings.TrimSpace(q) != "" {
+		res, err := h.svc.Search(r.Context(), u.caller, v.Room, q, parley.SearchDefaultLimit)
+		switch {
+		case parley.ErrorCode(err) == parley.EINVALID:
+			v.Error, status = parley.ErrorMessage(err), http.StatusBadRequest
+			if pe, ok := err.(*parley.Error); ok {
+				v.Hint = pe.Hint
+			}
+		case err != nil:
+			return err
+		default:
+			v.Search.More = res.More
+			for _, hit := range res.Results {
+				// The transcript page that starts with the message, scrolled to it.
+				href := fmt.Sprintf("/rooms/%s?after=%d#m%d", url.PathEscape(v.Room), hit.Seq-1, hit.Seq)
+				v.Search.Results = append(v.Search.Results, searchResult{SearchHit: hit, Href: href})
+			}
+		}
+	}
+	h.render(w, r, status, "search", v)
 	return nil
 }
 

@@ -108,6 +108,7 @@ type session struct {
 type flash struct {
 	room        string
 	draft       string
+	parts       *partsForm // a refused post by parts, as typed
 	err, hint   string
 	diagnostics []parley.Diagnostic
 	at          time.Time
@@ -178,6 +179,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts Options) http.
 	m.HandleFunc("POST /rooms/{room}/post", h.page(h.post))
 	m.HandleFunc("GET /rooms/{room}/state", h.page(h.state))
 	m.HandleFunc("GET /rooms/{room}/stats", h.page(h.stats))
+	m.HandleFunc("GET /rooms/{room}/search", h.page(h.search))
 	m.HandleFunc("GET /ui/rooms/{room}/events", h.events)
 	h.routeLab(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

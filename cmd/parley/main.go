@@ -41,6 +41,7 @@ func commands() []command {
 		{"post", "post a message to a room", runPost},
 		{"read", "read a room's history, optionally following it live", runRead},
 		{"inbox", "show your unanswered asks and your own open asks", runInbox},
+		{"search", "find a room's messages by their words", runSearch},
 		{"state", "show the state record of a topic", runState},
 		{"run", "post a test-run record (runner seats)", runRun},
 		{"backup", "write a consistent copy of a SQLite database while the server runs", runBackup},

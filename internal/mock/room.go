@@ -23,6 +23,8 @@ type RoomService struct {
 	RevokeSeatFn   func(ctx context.Context, c *parley.Caller, room, name string) error
 	RotateSeatFn   func(ctx context.Context, c *parley.Caller, room, name string) (string, error)
 	PostFn         func(ctx context.Context, c *parley.Caller, room string, body []byte, idempotencyKey string) (*parley.PostResult, error)
+	PostDraftFn    func(ctx context.Context, c *parley.Caller, room string, d *parley.Draft, idempotencyKey string) (*parley.PostResult, error)
+	SearchFn       func(ctx context.Context, c *parley.Caller, room, query string, limit int) (*parley.SearchResults, error)
 	HistoryFn      func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) ([]byte, int64, error)
 	HistoryPageFn  func(ctx context.Context, c *parley.Caller, room string, after int64, limit int) (*parley.HistoryPage, error)
 	MessagesFn     func(ctx context.Context, c *parley.Caller, room string, after int64, limit int, count parley.ReadCount) ([]*parley.Message, int64, error)
@@ -105,6 +107,20 @@ func (s *RoomService) Post(ctx context.Context, c *parley.Caller, room string, b
 		unset("Post")
 	}
 	return s.PostFn(ctx, c, room, body, idempotencyKey)
+}
+
+func (s *RoomService) PostDraft(ctx context.Context, c *parley.Caller, room string, d *parley.Draft, idempotencyKey string) (*parley.PostResult, error) {
+	if s.PostDraftFn == nil {
+		unset("PostDraft")
+	}
+	return s.PostDraftFn(ctx, c, room, d, idempotencyKey)
+}
+
+func (s *RoomService) Search(ctx context.Context, c *parley.Caller, room, query string, limit int) (*parley.SearchResults, error) {
+	if s.SearchFn == nil {
+		unset("Search")
+	}
+	return s.SearchFn(ctx, c, room, query, limit)
 }
 
 func (s *RoomService) History(ctx context.Context, c *parley.Caller, room string, after int64, limit int) ([]byte, int64, error) {

@@ -66,6 +66,9 @@ var Cases = []struct {
 	{"Watch", testWatch},
 	{"Hold", testHold},
 	{"AACPAndLenient", testAACPAndLenient},
+	{"PostDraft", testPostDraft},
+	{"PostDraftRateLimit", testPostDraftRateLimit},
+	{"Search", testSearch},
 }
 
 // Run runs every case as a subtest, each on a fresh service from newEnv.

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -17,6 +18,16 @@ const (
 	AskColumns     = `room, seq, line, from_seat, to_seat, topic, text, due, dflt, decider, state, closed_by`
 	RunColumns     = `room, id, commit_sha, passed, failed, seat, time`
 )
+
+// Qualified is a column list with every column qualified by alias ("m.room, m.seq, …"), for
+// a query that joins another table with columns of the same names.
+func Qualified(alias, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
 
 // timeCol scans an instant from either store: SQLite's microseconds since the epoch (int64),
 // PostgreSQL's timestamptz (time.Time, which pgx hands to an sql.Scanner). The time is in UTC;

@@ -386,3 +386,13 @@ func (t Tables) Stats(ctx context.Context, room string) (map[string]map[string]i
 	}
 	return stats, nil
 }
+
+// RunSearch runs a store's full-text query (its own SQL: FTS5 on SQLite, tsquery on
+// PostgreSQL) that selects MessageColumns in rank order, and returns the messages.
+func (t Tables) RunSearch(ctx context.Context, query string, args ...any) ([]*parley.Message, error) {
+	msgs, err := queryAll(ctx, t.read, ScanMessage, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return msgs, nil
+}
