@@ -51,8 +51,10 @@ var inspectorCalls = []struct {
 	want string
 }{
 	{tool: "whoami", want: "seat inspector"},
-	{tool: "post", args: []string{"body=v1 note 2026 to all n=1\nposted by the Inspector CLI\n"}, want: "posted #2"},
-	{tool: "read", args: []string{"after=1", "wait=1"}, want: "#2 inspector "},
+	{tool: "post", args: []string{"body=v1 note 2026 to all n=1\nposted by the Inspector CLI\n"}, want: "posted #3"},
+	{tool: "read", args: []string{"after=2", "wait=1"}, want: "#3 inspector "},
+	{tool: "post", args: []string{"intent=report", "topic=limiter", `to=["all"]`, `lines=["composed by parts in the Inspector"]`}, want: "posted #4"},
+	{tool: "search", args: []string{"query=Inspector composed", "limit=5"}, want: "#4 inspector "},
 	{tool: "inbox", want: "inbox"},
 	{tool: "state", args: []string{"topic=limiter"}, want: "state limiter"},
 	{tool: "state", args: []string{"topic=2026"}, want: "state 2026"},
@@ -83,7 +85,8 @@ func TestMCPClients(t *testing.T) {
 		return o.String(), e.String(), err
 	}
 
-	// The TypeScript client posts #1, the Inspector #2: its reads after 1 must show #2 only.
+	// The TypeScript client posts #1 and #2 (by parts), the Inspector #3 and #4: its read
+	// after 2 must show #3 on.
 	var listed []string
 	t.Run("typescript sdk", func(t *testing.T) {
 		out, errOut, err := run([]string{"PARLEY_MCP_URL=" + s.URL + "/mcp", "PARLEY_TOKEN=" + tsSeat}, node, "sdk-client.mjs")
@@ -164,8 +167,8 @@ func TestMCPClients(t *testing.T) {
 			if res.IsError || !strings.Contains(text, c.want) {
 				t.Errorf("inspector %s %q: error %v, want text holding %q:\n%s", c.tool, c.args, res.IsError, c.want, text)
 			}
-			if c.tool == "read" && (strings.Contains(text, "\n#1 ") || strings.HasPrefix(text, "#1 ")) {
-				t.Errorf("inspector read %q returned #1, which is not after 1:\n%s", c.args, text)
+			if c.tool == "read" && (strings.Contains(text, "\n#1 ") || strings.HasPrefix(text, "#1 ") || strings.Contains(text, "\n#2 ") || strings.HasPrefix(text, "#2 ")) {
+				t.Errorf("inspector read %q returned #1 or #2, which are not after 2:\n%s", c.args, text)
 			}
 			called[c.tool] = true
 		}

@@ -21,6 +21,8 @@ const note = "v1 note limiter to all n=1\nposted by the TypeScript SDK client\n"
 const calls = [
   ["whoami", {}],
   ["post", { body: note, key: "ts-sdk-1" }],
+  ["post", { intent: "report", topic: "limiter", to: ["all"], lines: ["composed by parts in the TypeScript SDK"], key: "ts-sdk-2" }],
+  ["search", { query: "TypeScript", limit: 5 }],
   ["read", {}],
   ["read", { after: 0, wait: 1 }],
   ["inbox", {}],
