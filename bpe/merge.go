@@ -91,8 +91,8 @@ func (n node) rank() uint32 { return n.rl & low20 }
 func (n node) len() int32   { return int32(n.rl >> 20) }
 func (n node) plen() int32  { return int32(n.tp >> 20) }
 
-// mergeRec records one merge of a run: its key (rank<<32 | start of the merged part, both
-// absolute) and the end of the merged part.
+// mergeRec records one merge of a run: its key (rank<<32 | start of the merged part) and the
+// end of the merged part, both relative to the start of the run.
 type mergeRec struct {
 	key uint64
 	end int32
@@ -210,7 +210,7 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 		j := i + a.len()
 		k := j + nodes[j].len() // the merged part is p[i:k]
 		if rec != nil {
-			*rec = append(*rec, mergeRec{key: uint64(r)<<32 | uint64(lo+int(i)), end: int32(lo + int(k))})
+			*rec = append(*rec, mergeRec{key: uint64(r)<<32 | uint64(i), end: k})
 		}
 		nodes[j].rl |= noRank20
 		a = node{rl: noRank20 | uint32(k-i)<<20, tp: r | a.tp&^low20}
