@@ -14,10 +14,19 @@ var o200kData string
 //go:embed data/cl100k_base.bin
 var cl100kData string
 
+//go:generate go test -run TestTables -update-tables .
+
+//go:embed data/o200k_base.tab
+var o200kTab string
+
+//go:embed data/cl100k_base.tab
+var cl100kTab string
+
 // Encoding is one of the byte-pair encodings. Its methods are safe for concurrent use.
 type Encoding struct {
 	name    string
 	data    string
+	tab     string // the prebuilt hash tables (vocab.go)
 	split   func(s string, i int) int
 	special map[int]string // special tokens, for Decode only
 
@@ -30,6 +39,7 @@ var encodings = []*Encoding{
 	{
 		name:  "o200k_base",
 		data:  o200kData,
+		tab:   o200kTab,
 		split: splitO200K,
 		special: map[int]string{
 			199999: "<|endoftext|>",
@@ -39,6 +49,7 @@ var encodings = []*Encoding{
 	{
 		name:  "cl100k_base",
 		data:  cl100kData,
+		tab:   cl100kTab,
 		split: splitCL100K,
 		special: map[int]string{
 			100257: "<|endoftext|>",
@@ -76,7 +87,7 @@ func Get(name string) (*Encoding, error) {
 
 func (e *Encoding) load() {
 	loadClasses()
-	e.v, e.err = parseVocab(e.data)
+	e.v, e.err = parseVocab(e.data, e.tab)
 }
 
 // Name returns the encoding's name, e.g. "o200k_base".
