@@ -2,7 +2,9 @@ package bpe
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"testing"
 	"unicode/utf8"
 )
 
@@ -59,3 +61,45 @@ func randomBytes(seed uint64, n int, lo, hi byte) string {
 	}
 	return string(b)
 }
+
+// TestLongRuns checks long runs of every input class: 3 KB of each against tiktoken-go
+// (independent: its own regex pre-tokenizer and tiktoken's quadratic merge), where it can
+// judge, and 200 KB of each, which go through the chunked merge, against the same pieces
+// each merged in one run (mergeLong, itself checked against tiktoken's merge transcribed in
+// TestMergeImplementations).
+func TestLongRuns(t *testing.T) {
+	for _, name := range Names() {
+		e := mustGet(t, name)
+		ref := reference(t, name)
+		sc := new(scratch)
+		for _, c := range inputClasses {
+			short := c.gen(3000)
+			if refComparableLong(short) {
+				if got, want := e.Encode(short), ref.EncodeOrdinary(short); !slices.Equal(got, want) {
+					t.Errorf("%s %s: 3 KB differ from tiktoken-go (%d tokens, want %d)", name, c.name, len(got), len(want))
+				}
+			}
+			long := c.gen(200 << 10)
+			want := []int{} // not nil: encodePiece appends only to a slice
+			for i := 0; i < len(long); {
+				j := e.split(long, i)
+				if j-i <= smallPiece {
+					want, _ = e.v.encodePiece(long[i:j], want)
+				} else {
+					want, _ = e.v.mergeLong(long[i:j], sc, want)
+				}
+				i = j
+			}
+			if got := e.Encode(long); !slices.Equal(got, want) {
+				t.Errorf("%s %s: 200 KB differ from the one-run merge (%d tokens, want %d)", name, c.name, len(got), len(want))
+			}
+			if n := e.Count(long); n != len(want) {
+				t.Errorf("%s %s: Count = %d, want %d", name, c.name, n, len(want))
+			}
+		}
+	}
+}
+
+// refComparableLong is refComparable without its length limit: the classes' texts are long
+// but their pieces are runs tiktoken-go merges in reasonable time at 3 KB.
+func refComparableLong(s string) bool { return utf8.ValidString(s) && goUnicodeAgrees(s) }
