@@ -32,8 +32,8 @@ const chunkedPiece = 16384
 // A window whose bytes are those of the previous chunk's window merges the same way, so its
 // chunk reuses that run (a run of spaces or of one letter costs a comparison per window).
 const (
-	window = 4096
-	margin = 512
+	window = 8192
+	margin = 256
 )
 
 // pendingMax: chunks are counted (and their tokens appended) once this many chunks follow
