@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"runtime"
 	"testing"
 )
 
@@ -90,10 +91,58 @@ func BenchmarkLoad(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseVocab(e.data); err != nil {
+				if _, err := parseVocab(e.data, e.tab); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// classSize is the size of each input of BenchmarkClasses.
+const classSize = 4 << 20
+
+// BenchmarkClasses counts 4 MiB of each input class (classes_test.go) after the shared corpus,
+// and reports beside each class's time its ratio to the corpus's per-byte time measured in
+// the same run (x-corpus: the limit is 3) and the bytes one Count allocates from a cold
+// start per input byte (alloc-B/byte: the limit is 16).
+func BenchmarkClasses(b *testing.B) {
+	corpus := readCorpus(b)
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			e := mustGet(b, name)
+			var corpusNsPerByte float64
+			measure := func(b *testing.B, text string) float64 {
+				alloc := coldAlloc(func() { e.Count(text) })
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					e.Count(text)
+				}
+				b.ReportMetric(float64(alloc)/float64(len(text)), "alloc-B/byte")
+				return float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(text))
+			}
+			b.Run("corpus", func(b *testing.B) {
+				corpusNsPerByte = measure(b, corpus)
+				b.ReportMetric(1, "x-corpus")
+			})
+			for _, c := range inputClasses {
+				text := c.gen(classSize)
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportMetric(measure(b, text)/corpusNsPerByte, "x-corpus")
+				})
+			}
+		})
+	}
+}
+
+// coldAlloc returns the bytes f allocates when no scratch is pooled (as in a new process).
+func coldAlloc(f func()) uint64 {
+	spare.Lock()
+	spare.list = nil
+	spare.Unlock()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	f()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
 }

@@ -11,10 +11,16 @@ import (
 // a build with the tag parley_novocab (the format lab's WebAssembly, which fetches them from
 // the server instead of carrying them) leaves them empty until Supply.
 
+// Their prebuilt hash tables, o200kTab and cl100kTab, are embedded beside them (empty in a
+// parley_novocab build, which builds the tables once the vocabulary is supplied).
+
+//go:generate go test -run TestTables -update-tables .
+
 // Encoding is one of the byte-pair encodings. Its methods are safe for concurrent use.
 type Encoding struct {
 	name    string
 	data    string
+	tab     string // the prebuilt hash tables (vocab.go)
 	split   func(s string, i int) int
 	special map[int]string // special tokens, for Decode only
 
@@ -27,6 +33,7 @@ var encodings = []*Encoding{
 	{
 		name:  "o200k_base",
 		data:  o200kData,
+		tab:   o200kTab,
 		split: splitO200K,
 		special: map[int]string{
 			199999: "<|endoftext|>",
@@ -36,6 +43,7 @@ var encodings = []*Encoding{
 	{
 		name:  "cl100k_base",
 		data:  cl100kData,
+		tab:   cl100kTab,
 		split: splitCL100K,
 		special: map[int]string{
 			100257: "<|endoftext|>",
@@ -117,7 +125,7 @@ func Supply(name, data string) error {
 
 func (e *Encoding) load() {
 	loadClasses()
-	e.v, e.err = parseVocab(e.data)
+	e.v, e.err = parseVocab(e.data, e.tab)
 }
 
 // Name returns the encoding's name, e.g. "o200k_base".

@@ -238,7 +238,7 @@ func TestChunkedMerge(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		for gname, gen := range gens {
-			for _, n := range []int{chunkedPiece, 3*chunkSize + 17, 20000, 65536} {
+			for _, n := range []int{chunkedPiece, 3*window + 17, 20000, 65536} {
 				p := gen(n)
 				if len(p) < chunkedPiece {
 					p += gen(chunkedPiece)
@@ -280,7 +280,7 @@ func TestJunctionProof(t *testing.T) {
 			left := v.run(p, 0, x, sc, nil, &sc.seq)
 			nl := len(sc.seq)
 			right := v.run(p, x, len(p), sc, nil, &sc.seq)
-			if !v.junctionOK(p, x, sc.seq[:nl], sc.seq[nl:]) {
+			if !v.junction(p, x, 0, sc.seq[:nl], sc.seq[nl:]) {
 				fail++
 				continue
 			}

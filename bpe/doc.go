@@ -30,16 +30,20 @@
 //
 // # Speed
 //
-// The vocabularies are embedded in a compact form and parsed on the first Get of each
-// encoding (a few milliseconds). The pre-tokenizers decode ASCII without a table and other
-// characters with one table lookup. Token lookups go to open-addressing tables keyed by the
-// token bytes whose slots hold a token's first 8 bytes (most lookups touch one cache line):
-// a small one for the 8192 lowest ranks, which are the frequent tokens, and one for the rest,
-// behind a Bloom filter that answers most failed lookups from L2. Pieces up to 48 bytes merge
-// with tiktoken's own scan on the stack; longer ones with radix-sorted initial pairs and a
-// heap, O(n log n); pieces of 16 KiB or more in chunks of about 2 KiB whose junctions are
-// proved not to change the result (chunked.go), so that per-byte cost stays flat however
-// long a word is. Count allocates nothing in steady state.
+// The vocabularies are embedded in a compact form, and beside it the hash tables exactly as
+// they would be built (data/*.tab), so that the first Get of an encoding only reads lengths
+// and takes the tables as they are. The pre-tokenizers decode ASCII without a table and
+// other characters with one table lookup. Token lookups go to open-addressing tables keyed by
+// the token bytes whose slots hold a token's first 8 bytes (most lookups touch one cache
+// line): a small one for the 8192 lowest ranks, which are the frequent tokens, and one for
+// the rest, behind a Bloom filter that answers most failed lookups from L2. Pieces up to 48
+// bytes merge with tiktoken's own scan on the stack; longer ones with radix-sorted initial
+// pairs and a heap, O(n log n); pieces of 16 KiB or more (a long word, a megabyte of spaces)
+// window by window, each window cut where its own merge puts a token boundary, the junctions
+// proved not to change the result and a window equal to the previous one not merged again
+// (chunked.go), so that per-byte cost and memory stay flat however long a piece is. Count
+// allocates nothing in steady state; CountReader counts a stream a megabyte at a time
+// (stream.go).
 //
 // # Data
 //
@@ -47,6 +51,6 @@
 // Copyright (c) 2022 OpenAI, Shantanu Jain; github.com/openai/tiktoken), as embedded in
 // github.com/pkoukk/tiktoken-go-loader (MIT licence, Copyright (c) 2023 ImmortalFog).
 // `go generate` (internal/vocabgen) checks each file against the SHA-256 that tiktoken pins
-// and writes a compact binary form to data/*.bin, which this package embeds; see
-// data/SOURCES.md. Nothing is read from the network or the file system at run time.
+// and writes a compact binary form to data/*.bin, which this package embeds, with the tables
+// built from it in data/*.tab (TestTables checks them); see data/SOURCES.md. Nothing is read from the network or the file system at run time.
 package bpe

@@ -72,7 +72,34 @@ type scratch struct {
 	toks   []uint32 // tokens of the runs (of the chunks, for mergeChunked)
 	seq    []mergeRec
 	chunks []chunk
+
+	// cache remembers the rank of recent pairs of tokens (see pairRank), for cacheOf.
+	cache   [cacheSize]uint64
+	cacheOf *vocab
 }
+
+// cacheSize is the number of entries of a scratch's cache of token pairs (32 KiB).
+const cacheSize = 1 << 12
+
+// pairRank returns the rank of the token made of tokens a and b, whose bytes are t. Long
+// runs ask for the same few pairs again and again (a run of mixed white space has a handful
+// of them), so a small direct-mapped cache keyed by the two tokens answers most asks without
+// hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
+func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
+	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
+	i := (key * hm1) >> (64 - 12)
+	if e := sc.cache[i]; e>>21 == key {
+		if r := uint32(e) & low21; r != low21 {
+			return r
+		}
+		return noRank
+	}
+	r := v.rank(t)
+	sc.cache[i] = key<<21 | uint64(r&low21)
+	return r
+}
+
+const low21 = 1<<21 - 1
 
 // node describes the part that starts at a byte of the piece, while one does, in 8 bytes so
 // that the nodes of a long piece stay in cache. A part is a token, so its length and its
@@ -91,8 +118,8 @@ func (n node) rank() uint32 { return n.rl & low20 }
 func (n node) len() int32   { return int32(n.rl >> 20) }
 func (n node) plen() int32  { return int32(n.tp >> 20) }
 
-// mergeRec records one merge of a run: its key (rank<<32 | start of the merged part, both
-// absolute) and the end of the merged part.
+// mergeRec records one merge of a run: its key (rank<<32 | start of the merged part) and the
+// end of the merged part, both relative to the start of the run.
 type mergeRec struct {
 	key uint64
 	end int32
@@ -172,6 +199,10 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 		sc.init = make([]uint64, c)
 		sc.tmp = make([]uint64, c)
 	}
+	if sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
 	nodes := sc.nodes[:n]
 	init := sc.init[:0]
 	for i := 0; i < n-1; i++ {
@@ -210,14 +241,14 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 		j := i + a.len()
 		k := j + nodes[j].len() // the merged part is p[i:k]
 		if rec != nil {
-			*rec = append(*rec, mergeRec{key: uint64(r)<<32 | uint64(lo+int(i)), end: int32(lo + int(k))})
+			*rec = append(*rec, mergeRec{key: uint64(r)<<32 | uint64(i), end: k})
 		}
 		nodes[j].rl |= noRank20
 		a = node{rl: noRank20 | uint32(k-i)<<20, tp: r | a.tp&^low20}
 		if int(k) < n {
 			c := &nodes[k]
 			c.tp = c.tp&low20 | uint32(k-i)<<20
-			if r2 := v.rank(p[i : k+c.len()]); r2 != noRank {
+			if r2 := v.pairRank(sc, r, c.tp&low20, p[i:k+c.len()]); r2 != noRank {
 				a.rl = r2 | uint32(k-i)<<20
 				h = append(h, uint64(r2)<<32|uint64(i))
 				siftUp(h, len(h)-1)
@@ -226,7 +257,7 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 		nodes[i] = a
 		if i > 0 {
 			q := i - a.plen()
-			r3 := v.rank(p[q:k])
+			r3 := v.pairRank(sc, nodes[q].tp&low20, r, p[q:k])
 			nodes[q].rl = nodes[q].rl&^low20 | r3&low20
 			if r3 != noRank {
 				h = append(h, uint64(r3)<<32|uint64(q))

@@ -51,8 +51,8 @@ const noRank = ^uint32(0)
 const hotRanks = 8192
 
 // parseVocab reads the compact form written by internal/vocabgen (see its doc) and builds the
-// tables.
-func parseVocab(data string) (*vocab, error) {
+// tables, or takes them from tab (written by writeTables) when it holds them.
+func parseVocab(data, tab string) (*vocab, error) {
 	const magic = "PBPE1\n"
 	if len(data) < len(magic)+4 || data[:len(magic)] != magic {
 		return nil, errors.New("bpe: corrupt vocabulary (magic)")
@@ -64,11 +64,26 @@ func parseVocab(data string) (*vocab, error) {
 	}
 	blob := lens[n:]
 	lens = lens[:n]
-	v := &vocab{blob: blob, off: make([]uint32, n+1)}
+	v := &vocab{blob: blob, off: make([]uint32, n+1), pair: make([]int32, 1<<16)}
+	for i := range v.pair {
+		v.pair[i] = -1
+	}
+	for i := range v.byte1 {
+		v.byte1[i] = noRank
+	}
 	var o uint32
 	for r := 0; r < n; r++ {
 		v.off[r] = o
 		l := int(lens[r])
+		if int(o)+l > len(blob) {
+			return nil, errors.New("bpe: corrupt vocabulary (size)")
+		}
+		switch l {
+		case 1:
+			v.byte1[blob[o]] = uint32(r)
+		case 2:
+			v.pair[int(blob[o])<<8|int(blob[o+1])] = int32(r)
+		}
 		o += uint32(l)
 		v.maxLen = max(v.maxLen, l)
 	}
@@ -79,31 +94,24 @@ func parseVocab(data string) (*vocab, error) {
 	if int(o) != len(blob) {
 		return nil, errors.New("bpe: corrupt vocabulary (size)")
 	}
+	for _, r := range v.byte1 {
+		if r == noRank {
+			return nil, errors.New("bpe: corrupt vocabulary (a byte has no token)")
+		}
+	}
 	hotN := min(n, hotRanks)
-	size := 1 << bits.Len(uint(hotN*2)) // load factor 1/4..1/2
-	v.hot = make([]slot, size)
-	v.hmask = uint64(size - 1)
-	size = 1 << bits.Len(uint((n-hotN)*4/3)) // load factor 3/8..3/4: the filter spares most misses the probing
+	hotSize := 1 << bits.Len(uint(hotN*2))    // load factor 1/4..1/2
+	size := 1 << bits.Len(uint((n-hotN)*4/3)) // load factor 3/8..3/4: the filter spares most misses the probing
+	words := 1 << bits.Len(uint(n/8))         // 8 to 16 bits per token: ~1-5% false positives
+	v.hmask, v.mask, v.fmask = uint64(hotSize-1), uint64(size-1), uint64(words-1)
+	if v.readTables(tab, hotSize, size, words) {
+		return v, nil
+	}
+	v.hot = make([]slot, hotSize)
 	v.table = make([]slot, size)
-	v.mask = uint64(size - 1)
-	words := 1 << bits.Len(uint(n/8)) // 8 to 16 bits per token: ~1-5% false positives
 	v.filter = make([]uint64, words)
-	v.fmask = uint64(words - 1)
-	v.pair = make([]int32, 1<<16)
-	for i := range v.pair {
-		v.pair[i] = -1
-	}
-	for i := range v.byte1 {
-		v.byte1[i] = noRank
-	}
 	for r := 0; r < n; r++ {
 		t := blob[v.off[r]:v.off[r+1]]
-		switch len(t) {
-		case 1:
-			v.byte1[t[0]] = uint32(r)
-		case 2:
-			v.pair[int(t[0])<<8|int(t[1])] = int32(r)
-		}
 		k8, h := keyHash(t)
 		v.filter[h>>20&v.fmask] |= filterBits(h)
 		tab, mask := v.hot, v.hmask
@@ -116,12 +124,57 @@ func parseVocab(data string) (*vocab, error) {
 		}
 		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<metaLenShift | uint64(v.off[r])<<metaOffShift | h>>metaTagShift<<metaTagShift}
 	}
-	for _, r := range v.byte1 {
-		if r == noRank {
-			return nil, errors.New("bpe: corrupt vocabulary (a byte has no token)")
+	return v, nil
+}
+
+// The tables file (data/*.tab, made by go generate: TestTables -update-tables) holds the hash
+// tables and the filter exactly as parseVocab builds them, so that loading an encoding
+// costs no hashing and no scattered writes: tabMagic, then the hot table, the table and the
+// filter, each a little-endian array of 64-bit words. TestTables checks it against a build.
+const tabMagic = "PBPT1\n\x00\x00" // 8 bytes, so that the arrays stay 8-byte aligned
+
+// readTables takes the tables from tab if it holds tables of these sizes, as a view of the
+// embedded bytes when they are aligned (a copy otherwise). It reports false on a big-endian
+// machine, where the tables are built instead.
+func (v *vocab) readTables(tab string, hotSize, size, words int) bool {
+	want := len(tabMagic) + 16*hotSize + 16*size + 8*words
+	if len(tab) != want || tab[:len(tabMagic)] != tabMagic || binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		return false
+	}
+	tab = tab[len(tabMagic):]
+	words64 := func(s string) []uint64 {
+		p := unsafe.StringData(s)
+		if uintptr(unsafe.Pointer(p))%8 == 0 {
+			return unsafe.Slice((*uint64)(unsafe.Pointer(p)), len(s)/8) // read only
+		}
+		w := make([]uint64, len(s)/8)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(s)), s)
+		return w
+	}
+	slots := func(s string) []slot {
+		w := words64(s)
+		return unsafe.Slice((*slot)(unsafe.Pointer(&w[0])), len(w)/2)
+	}
+	v.hot = slots(tab[:16*hotSize])
+	tab = tab[16*hotSize:]
+	v.table = slots(tab[:16*size])
+	v.filter = words64(tab[16*size:])
+	return true
+}
+
+// writeTables returns the tables file of v (see tabMagic).
+func (v *vocab) writeTables() []byte {
+	out := []byte(tabMagic)
+	for _, t := range [][]slot{v.hot, v.table} {
+		for _, e := range t {
+			out = binary.LittleEndian.AppendUint64(out, e.key)
+			out = binary.LittleEndian.AppendUint64(out, e.meta)
 		}
 	}
-	return v, nil
+	for _, w := range v.filter {
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return out
 }
 
 // token returns the bytes of token r.

@@ -9,3 +9,9 @@ var o200kData string
 
 //go:embed data/cl100k_base.bin
 var cl100kData string
+
+//go:embed data/o200k_base.tab
+var o200kTab string
+
+//go:embed data/cl100k_base.tab
+var cl100kTab string

@@ -1,7 +1,9 @@
 package bpe
 
 import (
+	"flag"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/parleyhq/parley/bpe/internal/vocabgen"
@@ -49,5 +51,40 @@ func TestDataSupply(t *testing.T) {
 	}
 	if _, err := Data("p50k_base"); err == nil {
 		t.Error("Data of an unknown encoding gave no error")
+	}
+}
+
+var updateTables = flag.Bool("update-tables", false, "rewrite data/*.tab from a fresh build of the tables")
+
+// TestTables checks that the embedded tables (data/*.tab) are exactly what parseVocab builds
+// from the vocabulary, and that the encodings use them.
+func TestTables(t *testing.T) {
+	for _, e := range encodings {
+		built, err := parseVocab(e.data, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := built.writeTables()
+		path := "data/" + e.name + ".tab"
+		if *updateTables {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if string(want) != e.tab {
+			t.Errorf("%s: %s differs from the tables parseVocab builds; run go generate", e.name, path)
+			continue
+		}
+		loaded, err := parseVocab(e.data, e.tab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) {
+			t.Errorf("%s: the tables read from %s differ from the built ones", e.name, path)
+		}
+		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter)) {
+			t.Errorf("%s: %s is not read: the tables are built at every start", e.name, path)
+		}
 	}
 }

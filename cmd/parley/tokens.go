@@ -21,6 +21,10 @@ tiktoken counts them (encode_ordinary: text that looks like a special token, suc
 
 The vocabularies are built into parley: no network, no files.
 
+Without --ids, input is read a megabyte at a time and counted in parts cut where the cut
+cannot change the count, so a file larger than memory is counted too (a stretch without
+such a place, such as one line of no spaces, is held whole). --ids holds the whole input.
+
 Output: the count alone for one input; for several, one "COUNT<TAB>FILE" line each and a
 "COUNT<TAB>total" line. --ids adds, after each count line, a line with the token ids
 separated by spaces. --json prints one array with an object per input, in input order:
@@ -64,16 +68,16 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	}
 	results := make([]tokensResult, 0, len(files))
 	for _, f := range files {
-		text, err := readInput(e, f)
-		if err != nil {
-			return err
-		}
-		r := tokensResult{File: f, Encoding: enc.Name(), Bytes: len(text)}
+		r := tokensResult{File: f, Encoding: enc.Name()}
 		if *withIDs {
+			text, err := readInput(e, f)
+			if err != nil {
+				return err
+			}
 			ids := enc.Encode(text)
-			r.Tokens, r.IDs = len(ids), &ids
-		} else {
-			r.Tokens = enc.Count(text)
+			r.Bytes, r.Tokens, r.IDs = len(text), len(ids), &ids
+		} else if r.Tokens, r.Bytes, err = countInput(e, enc, f); err != nil {
+			return err
 		}
 		results = append(results, r)
 	}
@@ -136,6 +140,27 @@ func knownEncoding(name string) bool {
 		}
 	}
 	return false
+}
+
+// countInput counts the tokens of file f, or of standard input for "-", reading it in
+// parts (bpe.CountReader), so that a file larger than memory is counted too.
+func countInput(e *env, enc *bpe.Encoding, f string) (tokens, size int, err error) {
+	var n int64
+	if f == "-" {
+		if tokens, n, err = enc.CountReader(e.stdin); err != nil {
+			return 0, 0, fmt.Errorf("reading standard input: %w", err)
+		}
+		return tokens, int(n), nil
+	}
+	file, err := os.Open(f)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cannot read %s: %w", f, unwrapPathError(err))
+	}
+	defer file.Close()
+	if tokens, n, err = enc.CountReader(file); err != nil {
+		return 0, 0, fmt.Errorf("cannot read %s: %w", f, unwrapPathError(err))
+	}
+	return tokens, int(n), nil
 }
 
 // readInput returns the contents of file f, or of standard input for "-".

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,3 +138,40 @@ func TestTokensStudy(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensStreams counts a 5 MB file, which `parley tokens` reads in parts, and compares
+// with --ids, which encodes it whole: runs of spaces and multi-byte characters straddle the
+// megabyte reads, and the JSON reports every byte.
+func TestTokensStreams(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 5<<20; i++ {
+		sb.WriteString("The quick brown fox, née Ünïcödé 中文 😀, jumps.\n")
+		if i%997 == 0 {
+			sb.WriteString(strings.Repeat(" ", 300000+i))
+			sb.WriteString(strings.Repeat("é", 1000))
+		}
+	}
+	text := sb.String()
+	p := writeTemp(t, "big.txt", text)
+	for _, enc := range []string{"o200k_base", "cl100k_base"} {
+		code, whole, errs := runParley(t, "", "tokens", "--encoding", enc, "--ids", p)
+		if code != 0 {
+			t.Fatalf("--ids: code %d, stderr %q", code, errs)
+		}
+		want := whole[:strings.IndexByte(whole, '\n')]
+		code, out, errs := runParley(t, "", "tokens", "--encoding", enc, "--json", p)
+		var res []tokensResult
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res) != 1 {
+			t.Fatalf("--json: code %d, stdout %q, stderr %q", code, out, errs)
+		}
+		if got := strings.TrimSpace(out); res[0].Bytes != len(text) || want != itoa(res[0].Tokens) {
+			t.Fatalf("%s: streamed count %d tokens of %d bytes, whole %s tokens of %d bytes (%s)", enc, res[0].Tokens, res[0].Bytes, want, len(text), got[:min(80, len(got))])
+		}
+		code, out, _ = runParley(t, text, "tokens", "--encoding", enc)
+		if code != 0 || out != want+"\n" {
+			t.Fatalf("%s standard input: code %d, stdout %q, want %s", enc, code, out, want)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
