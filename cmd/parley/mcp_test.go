@@ -115,7 +115,7 @@ func testBridgeForwards(t *testing.T, bin string) {
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "inbox,lint,post,read,state,whoami" {
+	if got := strings.Join(names, ","); got != "inbox,lint,post,read,search,state,whoami" {
 		t.Errorf("bridge tools = %s", got)
 	}
 
