@@ -144,6 +144,7 @@ func (s *Server) routes() {
 		fmt.Fprintln(w, "ok")
 	})
 	m.Handle("GET /metrics", s.metricsHandler())
+	m.HandleFunc("GET /openapi.json", handleOpenAPI)
 
 	m.HandleFunc("POST /v1/rooms", s.api(s.handleCreateRoom))
 	m.HandleFunc("GET /v1/rooms", s.api(s.handleRooms))
@@ -464,7 +465,7 @@ func (s *Server) handleUnknown(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeError(w, r, parley.Errorf(parley.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path).
-		WithHint("the API lives under /v1/rooms; see the README's API table"))
+		WithHint("the API lives under /v1/rooms; GET /openapi.json describes every route"))
 }
 
 // readBody reads a capped request body; a body over the cap is ETOOLARGE.
