@@ -29,6 +29,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/content"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/parleyhq/parley/internal/servertest"
@@ -112,7 +113,7 @@ func loadDocument(t *testing.T, spec []byte) (*v3.Document, validator.Validator)
 	if err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
-	v, errs := validator.NewValidator(d, config.WithFormatAssertions())
+	v, errs := validator.NewValidator(d, config.WithFormatAssertions(), config.WithBodyDecoder("application/x-ndjson", jsonLines))
 	if len(errs) > 0 {
 		t.Fatalf("openapi.json: %v", errs)
 	}
@@ -124,6 +125,22 @@ func loadDocument(t *testing.T, spec []byte) (*v3.Document, validator.Validator)
 	}
 	return &model.Model, v
 }
+
+// jsonLines checks a body is JSON lines, one object a line, and hands the validator the text:
+// OpenAPI 3.1 has no schema for a sequence of documents, so the document calls it a string.
+var jsonLines = content.DecoderFunc(func(in *content.DecodeInput) (any, error) {
+	b, err := io.ReadAll(in.Body)
+	if err != nil {
+		return nil, err
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			return nil, fmt.Errorf("line %d is not a JSON object: %v", i+1, err)
+		}
+	}
+	return string(b), nil
+})
 
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	spec, err := os.ReadFile("openapi.json")
@@ -202,7 +219,7 @@ type call struct {
 	method, path, token string
 	body                []byte
 	header              []string // name, value, name, value…
-	want                int
+	want                int      // 0: any 4xx
 	// badRequest says the request itself breaks the document (a bad query parameter, no
 	// token…): the validator must refuse it too, and only the answer is checked.
 	badRequest bool
@@ -260,7 +277,9 @@ func (c *apiCheck) do(base string, k call) answer {
 func (c *apiCheck) check(base string, k call, resp *http.Response, body []byte) {
 	c.t.Helper()
 	name := fmt.Sprintf("%s %s → %d", k.method, k.path, resp.StatusCode)
-	if resp.StatusCode != k.want {
+	if k.want == 0 && (resp.StatusCode < 400 || resp.StatusCode > 499) {
+		c.t.Errorf("%s: want a refusal (4xx)\n%s", name, body)
+	} else if k.want != 0 && resp.StatusCode != k.want {
 		c.t.Errorf("%s: want %d\n%s", name, k.want, body)
 	}
 	op := c.opOf(k.method, strings.SplitN(k.path, "?", 2)[0])
@@ -402,8 +421,11 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 	if created.Name != "team" || created.Policy.Format != "strict" {
 		t.Errorf("created room: %s", room.body)
 	}
+	// tight lets a seat post once a minute; small takes messages of 200 bytes at most.
 	do(call{method: "POST", path: "/v1/rooms", token: admin, header: jsonCT, want: 201,
-		body: j(map[string]any{"name": "tight", "policy": map[string]any{"seat_burst": 1, "seat_messages_per_minute": 1, "max_message_bytes": 200}})})
+		body: j(map[string]any{"name": "tight", "policy": map[string]any{"seat_burst": 1, "seat_messages_per_minute": 1}})})
+	do(call{method: "POST", path: "/v1/rooms", token: admin, header: jsonCT, want: 201,
+		body: j(map[string]any{"name": "small", "policy": map[string]any{"max_message_bytes": 200}})})
 	do(call{method: "POST", path: "/v1/rooms", token: admin, header: jsonCT, body: j(map[string]any{"name": "team"}), want: 409})
 	do(call{method: "POST", path: "/v1/rooms", token: admin, header: jsonCT, body: []byte(`{"name":`), want: 400, badRequest: true})
 	do(call{method: "POST", path: "/v1/rooms", token: admin, header: jsonCT, body: []byte(`{"name":"x","colour":"red"}`), want: 400, badRequest: true})
@@ -426,6 +448,9 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 	a := do(call{method: "POST", path: "/v1/rooms/tight/seats", token: admin, header: jsonCT, body: j(map[string]any{"name": "solo"}), want: 201})
 	var solo struct{ Token string }
 	a.json(t, &solo)
+	a = do(call{method: "POST", path: "/v1/rooms/small/seats", token: admin, header: jsonCT, body: j(map[string]any{"name": "brief"}), want: 201})
+	var brief struct{ Token string }
+	a.json(t, &brief)
 	lead, builder, yu, ci := tokens["lead"], tokens["builder"], tokens["yu"], tokens["ci"]
 	do(call{method: "POST", path: "/v1/rooms/team/seats", token: admin, header: jsonCT, body: j(map[string]any{"name": "lead"}), want: 409})
 	do(call{method: "POST", path: "/v1/rooms/team/seats", token: lead, header: jsonCT, body: j(map[string]any{"name": "intruder"}), want: 403})
@@ -463,7 +488,7 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 	do(call{method: "POST", path: "/v1/rooms/team/messages", token: builder, want: 400, badRequest: true,
 		header: []string{"Content-Type", "text/plain", "Idempotency-Key", strings.Repeat("k", 300)}, body: []byte(report)})
 	do(call{method: "POST", path: "/v1/rooms/team/messages", token: solo.Token, header: textCT, body: []byte(report), want: 403})
-	do(call{method: "POST", path: "/v1/rooms/tight/messages", token: solo.Token, header: textCT, want: 413,
+	do(call{method: "POST", path: "/v1/rooms/small/messages", token: brief.Token, header: textCT, want: 413,
 		body: []byte("v1 report big to all n=1\nclaim " + strings.Repeat("a", 300) + "\n")})
 	do(call{method: "POST", path: "/v1/rooms/tight/messages", token: solo.Token, header: textCT, body: []byte("v1 report a to all n=1\nclaim one\n"), want: 201})
 	limited := do(call{method: "POST", path: "/v1/rooms/tight/messages", token: solo.Token, header: textCT, body: []byte("v1 report b to all n=1\nclaim two\n"), want: 429})
@@ -496,11 +521,12 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 		t.Errorf("messages?after=latest: %s", m.body)
 	}
 	do(call{method: "GET", path: "/v1/rooms/team/messages?after=first", token: yu, want: 400, badRequest: true})
-	ev := c.stream(base, call{method: "GET", path: "/v1/rooms/team/events?after=1", token: yu, want: 200}, "\n\nid: 2")
+	endOf2 := "data: default silence past the ask time→merge\ndata: \n\n"
+	ev := c.stream(base, call{method: "GET", path: "/v1/rooms/team/events?after=1", token: yu, want: 200}, endOf2)
 	if !strings.Contains(string(ev.body), "id: 2\nevent: message\ndata: #2 builder ") {
 		t.Errorf("events:\n%s", ev.body)
 	}
-	c.stream(base, call{method: "GET", path: "/v1/rooms/team/events", token: yu, header: []string{"Last-Event-ID", "1"}, want: 200}, "id: 2\n")
+	c.stream(base, call{method: "GET", path: "/v1/rooms/team/events", token: yu, header: []string{"Last-Event-ID", "1"}, want: 200}, endOf2)
 	do(call{method: "GET", path: "/v1/rooms/team/events", token: yu, header: []string{"Last-Event-ID", "two"}, want: 400, badRequest: true})
 	do(call{method: "GET", path: "/v1/rooms/team/events?after=-1", token: yu, want: 400, badRequest: true})
 
@@ -523,8 +549,8 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 	do(call{method: "POST", path: "/v1/rooms/team/runs?id=r2", token: ci, header: []string{"Content-Type", "application/x-ndjson"}, body: []byte(goTest), want: 201})
 	junit := `<testsuite name="lim" tests="2" failures="1"><testcase name="a"/><testcase name="b"><failure message="x"/></testcase></testsuite>`
 	do(call{method: "POST", path: "/v1/rooms/team/runs?id=r3", token: ci, header: []string{"Content-Type", "application/xml"}, body: []byte(junit), want: 201})
-	do(call{method: "POST", path: "/v1/rooms/team/runs", token: lead, header: jsonCT, body: j(map[string]any{"id": "r4", "passed": 1}), want: 403})
-	do(call{method: "POST", path: "/v1/rooms/team/runs", token: ci, header: jsonCT, body: j(map[string]any{"id": "r1", "passed": 1}), want: 409})
+	do(call{method: "POST", path: "/v1/rooms/team/runs", token: lead, header: jsonCT, body: j(map[string]any{"id": "r4", "passed": 1, "failed": 0}), want: 403})
+	do(call{method: "POST", path: "/v1/rooms/team/runs", token: ci, header: jsonCT, body: j(map[string]any{"id": "r1", "passed": 1, "failed": 0}), want: 409})
 	do(call{method: "POST", path: "/v1/rooms/team/runs", token: ci, header: jsonCT, body: []byte(`{"passed":"many"}`), want: 422, badRequest: true})
 	do(call{method: "GET", path: "/v1/rooms/team/stats", token: lead, want: 200})
 	lint := do(call{method: "POST", path: "/v1/rooms/team/lint", token: lead, header: textCT, body: []byte("v1 report limiter to lead n=3\ndone limiter merged\n"), want: 200})
@@ -572,4 +598,57 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 		do(call{method: method, path: path, token: "pk_not_a_real_token_at_all", want: 401, anyRequest: true, header: textCT})
 	}
 	c.coverage(mergedLater...)
+}
+
+// TestOpenAPIStructuredPostAndSearch checks the routes and forms of issue 13 that another
+// branch implements (shapes.md): the JSON post and search.
+func TestOpenAPIStructuredPostAndSearch(t *testing.T) {
+	t.Skip("enabled at merge: needs the structured JSON post and GET …/search from branch i13-posts-search; also empty mergedLater")
+	srv := servertest.InProcess(t, servertest.InProcessOptions{})
+	spec, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newAPICheck(t, spec)
+	do := func(k call) answer { t.Helper(); return c.do(srv.URL, k) }
+	srv.CreateRoom(t, "team", servertest.Generous())
+	lead := srv.AddSeat(t, "team", "lead", "agent")
+	builder := srv.AddSeat(t, "team", "builder", "agent")
+	srv.CreateRoom(t, "other", nil)
+	stranger := srv.AddSeat(t, "other", "x", "agent")
+	jsonCT := []string{"Content-Type", "application/json"}
+
+	structured := `{"intent":"report","topic":"limiter","to":["lead"],"lines":["done limiter Redis sliding window","risk Redis latency under load"]}`
+	p := do(call{method: "POST", path: "/v1/rooms/team/messages", token: builder, header: jsonCT, body: []byte(structured), want: 201})
+	var posted struct{ Seq int64 }
+	p.json(t, &posted)
+	want := "v1 report limiter to lead n=2\ndone limiter Redis sliding window\nrisk Redis latency under load\n"
+	if h := srv.History(t, "team", lead); !strings.Contains(h, want) {
+		t.Errorf("structured post #%d: history does not hold the rendered text %q:\n%s", posted.Seq, want, h)
+	}
+	do(call{method: "POST", path: "/v1/rooms/team/messages", token: lead, header: jsonCT, want: 201,
+		body: []byte(`{"intent":"answer","topic":"limiter","to":["builder"],"re":1,"lines":["decide keep Redis"]}`)})
+	do(call{method: "POST", path: "/v1/rooms/team/messages", token: lead, header: jsonCT, want: 201,
+		body: []byte(`{"body":"v1 report cache to builder n=1\nclaim cache warmed\n"}`)})
+	do(call{method: "POST", path: "/v1/rooms/team/messages", token: lead, header: jsonCT, want: 0, badRequest: true,
+		body: []byte(`{"intent":"report","topic":"limiter","to":[],"lines":["x"]}`)})
+	do(call{method: "POST", path: "/v1/rooms/team/messages", token: lead, header: jsonCT, want: 400, badRequest: true,
+		body: []byte(`{"intent":"report","topic":`)})
+
+	s := do(call{method: "GET", path: "/v1/rooms/team/search?q=redis&limit=5", token: lead, want: 200})
+	var found struct {
+		Results []struct{ Seq int64 }
+	}
+	s.json(t, &found)
+	if len(found.Results) != 2 {
+		t.Errorf("search for redis: %s", s.body)
+	}
+	do(call{method: "GET", path: "/v1/rooms/team/search?q=", token: lead, want: 400, badRequest: true})
+	do(call{method: "GET", path: "/v1/rooms/team/search?q=redis&limit=1000", token: lead, want: 400, badRequest: true})
+	do(call{method: "GET", path: "/v1/rooms/team/search?q=redis", want: 401, badRequest: true})
+	do(call{method: "GET", path: "/v1/rooms/team/search?q=redis", token: stranger, want: 403})
+	do(call{method: "GET", path: "/v1/rooms/nowhere/search?q=redis", token: srv.Admin, want: 404})
+	if !c.hits["GET /v1/rooms/{room}/search"][200] {
+		t.Error("search was not checked")
+	}
 }
