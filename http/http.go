@@ -13,6 +13,8 @@
 //     decompress to the same bytes, and the gzip representation has its own ETag (see
 //     compress.go).
 //   - Request bodies, headers and slow clients are capped (see NewHTTPServer).
+//   - GET /openapi.json describes every route (openapi.json, OpenAPI 3.1); openapi_test.go
+//     fails when a route is missing from it or a real answer does not match it.
 //
 // The web UI ("/") and the MCP endpoint ("/mcp") are mounted by their own packages with
 // Server.Handle.
