@@ -13,6 +13,8 @@
 //     decompress to the same bytes, and the gzip representation has its own ETag (see
 //     compress.go).
 //   - Request bodies, headers and slow clients are capped (see NewHTTPServer).
+//   - GET /openapi.json describes every route (openapi.json, OpenAPI 3.1); openapi_test.go
+//     fails when a route is missing from it or a real answer does not match it.
 //
 // The web UI ("/") and the MCP endpoint ("/mcp") are mounted by their own packages with
 // Server.Handle.
@@ -152,6 +154,7 @@ func (s *Server) routes() {
 		fmt.Fprintln(w, "ok")
 	})
 	m.Handle("GET /metrics", s.metricsHandler())
+	m.HandleFunc("GET /openapi.json", handleOpenAPI)
 
 	m.HandleFunc("POST /v1/rooms", s.api(s.handleCreateRoom))
 	m.HandleFunc("GET /v1/rooms", s.api(s.handleRooms))
@@ -477,7 +480,7 @@ func (s *Server) handleUnknown(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeError(w, r, parley.Errorf(parley.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path).
-		WithHint("the API lives under /v1/rooms; see the README's API table"))
+		WithHint("the API lives under /v1/rooms; GET /openapi.json describes every route"))
 }
 
 // readBody reads a capped request body; a body over the cap is ETOOLARGE.
