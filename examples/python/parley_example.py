@@ -27,8 +27,12 @@ def call(method, path, body=None, headers=None):
 
 
 room = sys.argv[1]
-post = "v1 report limiter to lead n=2\ndone limiter sliding window\nrisk Redis latency under load\n"
-out, _ = call("POST", f"/v1/rooms/{room}/messages", post.encode(), {"Content-Type": "text/plain"})
+# The message by its parts: the server writes the header and counts n= (a plain-text body of
+# the whole message, "v1 report limiter to lead n=2\n...", works too).
+post = {"intent": "report", "topic": "limiter", "to": ["lead"],
+        "lines": ["done limiter sliding window", "risk Redis latency under load"]}
+out, _ = call("POST", f"/v1/rooms/{room}/messages", json.dumps(post).encode(),
+              {"Content-Type": "application/json"})
 print(f"posted #{json.loads(out)['seq']}")
 
 after = 0  # keep this between runs to read only what is new

@@ -15,8 +15,9 @@ async function call(path: string, init: RequestInit = {}): Promise<Response> {
   return res;
 }
 
-const body = "v1 report limiter to lead n=2\ndone limiter sliding window\nrisk Redis latency under load\n";
-const posted = (await (await call(`/v1/rooms/${room}/messages`, { method: "POST", body, headers: { "Content-Type": "text/plain" } })).json()) as { seq: number };
+// The message by its parts: the server writes the header and counts n=.
+const body = JSON.stringify({ intent: "report", topic: "limiter", to: ["lead"], lines: ["done limiter sliding window", "risk Redis latency under load"] });
+const posted = (await (await call(`/v1/rooms/${room}/messages`, { method: "POST", body, headers: { "Content-Type": "application/json" } })).json()) as { seq: number };
 console.log(`posted #${posted.seq}`);
 
 let after = 0; // keep this between runs to read only what is new
