@@ -125,7 +125,7 @@ func NewHandler(svc parley.RoomService, logger *slog.Logger, opts ...Option) htt
 		// on that session from any other seat's token.
 		return &auth.TokenInfo{UserID: c.Seat.Room + "/" + c.Seat.Name, Extra: map[string]any{callerKey: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true}) // revocation, not expiry, ends a token
-	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, done: cfg.done, next: withInfo(stream)}
+	h := &handler{svc: svc, logger: logger, hosts: cfg.hosts, done: cfg.done, next: withInfo(stream), sessions: t.sessions}
 	// Cross-origin browser requests (a web page posting to our loopback port) are refused;
 	// clients that send no Origin or Sec-Fetch-Site, as MCP clients do not, pass.
 	cop := http.NewCrossOriginProtection()
@@ -149,6 +149,8 @@ type handler struct {
 	hosts  []string
 	done   <-chan struct{}
 	next   http.Handler
+	// sessions learns when a POST on a session ends, its answer written.
+	sessions *sessions
 }
 
 // callerKey is where the handler leaves the authenticated caller in TokenInfo.Extra.
@@ -212,6 +214,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-ctx.Done():
 			}
 		}()
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodPost && id != "" {
+		h.sessions.postStarted(id)
+		defer h.sessions.postEnded(id)
 	}
 	h.next.ServeHTTP(w, r.WithContext(ctx))
 }

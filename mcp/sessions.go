@@ -46,6 +46,7 @@ type sessions struct {
 	mu     sync.Mutex
 	byID   map[string]*session
 	bySeat map[string]map[*session]struct{}
+	posts  map[string]int // session id -> HTTP POSTs on it not yet answered
 }
 
 // session is one MCP session as sessions tracks it.
@@ -63,7 +64,7 @@ func newSessions(svc parley.RoomService, log *slog.Logger, max int, ended func(s
 		max = DefaultMaxSessions
 	}
 	return &sessions{svc: svc, log: log, max: max, ended: ended,
-		byID: map[string]*session{}, bySeat: map[string]map[*session]struct{}{}}
+		byID: map[string]*session{}, bySeat: map[string]map[*session]struct{}{}, posts: map[string]int{}}
 }
 
 // middleware sees every request of every session: the first one of a session admits it
@@ -186,7 +187,9 @@ func (r *sessions) revoked(s *session) {
 	deadline := time.Now().Add(revokeGrace)
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
-		busy := s.busy
+		// A call's handler returning is not its answer written: the HTTP POST that carries
+		// it must have ended too, or closing the session cuts the answer off.
+		busy := s.busy + r.posts[s.id]
 		r.mu.Unlock()
 		if busy == 0 {
 			break
@@ -194,6 +197,22 @@ func (r *sessions) revoked(s *session) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.ss.Close()
+}
+
+// postStarted and postEnded bracket an HTTP POST on the session id (a call and its answer),
+// so that a revoked session is closed only after the answers in flight were written.
+func (r *sessions) postStarted(id string) {
+	r.mu.Lock()
+	r.posts[id]++
+	r.mu.Unlock()
+}
+
+func (r *sessions) postEnded(id string) {
+	r.mu.Lock()
+	if r.posts[id]--; r.posts[id] <= 0 {
+		delete(r.posts, id)
+	}
+	r.mu.Unlock()
 }
 
 // closeLocked marks s as closing: it no longer counts against its seat's bound, and its

@@ -204,8 +204,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		// A session signed out or a token revoked ends the stream.
+		// A session signed out or a token revoked ends the stream. A revocation that the hold
+		// has not heard of yet (on PostgreSQL its notification may trail the post that woke
+		// us) still gets its farewell: a read under the hold confirms the token and says why.
 		if u2, err := h.current(r); err != nil || u2 == nil {
+			if _, _, err := h.svc.Messages(ctx, u.caller, room, cursor, 1, parley.NoCount); parley.ErrorCode(err) == parley.EUNAUTHORIZED {
+				sw.Farewell(err)
+			}
 			return
 		}
 	}
