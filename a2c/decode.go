@@ -16,6 +16,7 @@ type Decoder struct {
 	orig     []byte   // the originals (appendOriginal), reached beyond the session text
 	pending  []string // outermost %X strings of the current line
 	embDepth int
+	prose    bool // every line is a prose line (the header said +t)
 }
 
 // NewDecoder starts a session. dict must be the encoder's dictionary when the header
@@ -33,7 +34,9 @@ func (d *Decoder) Decode(line string) (trace.Value, error) {
 	}
 	r := reader{s: string(exp), d: d}
 	var v trace.Value
-	if len(r.s) > 0 && r.s[0] == '{' {
+	if d.prose {
+		v, err = r.proseLine()
+	} else if len(r.s) > 0 && r.s[0] == '{' {
 		v, err = r.value(0)
 	} else {
 		v, err = r.schemaLine()

@@ -27,8 +27,11 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("JSON records")
-	if f.Schema {
+	switch {
+	case f.Prose:
+		b.WriteString(proseNote)
+	case f.Schema:
+		b.WriteString("JSON records")
 		n := f.Fields
 		if full || f.Extra {
 			n = nSlots
@@ -70,8 +73,11 @@ func Instructions(f Features, full bool) string {
 			}
 			b.WriteString(".")
 		}
-	} else {
-		b.WriteString(", one per line.")
+	default:
+		b.WriteString("JSON records, one per line.")
+	}
+	if full {
+		b.WriteString(" Header +t: instead " + proseNote)
 	}
 	if f.Splices {
 		b.WriteString(" «nnd: nn bytes d back")

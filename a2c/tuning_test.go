@@ -40,6 +40,7 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 		"value_refs,min_len=10": func(o *Options) { o.ValueRefs, o.MinValueLen = true, 10 },
 		"no adapt":              func(o *Options) { o.Adapt = false },
 		"kind names":            func(o *Options) { o.KindNames = true },
+		"no prose lines":        func(o *Options) { o.Prose = false },
 	}
 	for name, f := range alts {
 		o := Default(c)
