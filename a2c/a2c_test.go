@@ -342,6 +342,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add("a2c/1+d" + dict.Check() + " id\nm||||«1040\nm||||«0930»1\n")
 	f.Add("a2c/1+d000000\nm||||«1040\n")
 	f.Add("a2c/1+d\nm||||«0545\n")
+	f.Add("a2c/1\nr||||||~a \"b\" \\| c\nd|~\n")
 	f.Add("a2c/1+t id\nplan agent: x\ntool_call agent>t c1: «0815\ntool_result t>agent c1: ««\n")
 	f.Add("a2c/1+t+d" + dict.Check() + "\nplan agent: «1040\n")
 	f.Fuzz(func(t *testing.T, p string) {

@@ -30,6 +30,7 @@ type Features struct {
 	Doubled    bool // a literal « was written ««
 	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
 	Prose      bool // the records are prose lines (Options.Prose)
+	RawValues  bool // a string in a value slot was written as ~ and raw text
 	Fields     int  // the most fields after the kind on any schema line (the instructions name only these)
 }
 

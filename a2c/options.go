@@ -35,6 +35,10 @@ type Options struct {
 	// proseLines writes every record as a prose line (Adapt sets it; a record without
 	// a prose form is then an error).
 	proseLines bool
+	// RawValues writes a string in an args, result or meta slot as ~ then raw text (as
+	// the string slots write theirs: only \ and | escaped, newlines kept) where that
+	// costs fewer tokens than the string quoted.
+	RawValues bool
 	// Bare drops the quotes around object keys and simple strings.
 	Bare bool
 	// RawNewlines keeps newlines of text fields as line breaks, so a record may span
@@ -72,7 +76,7 @@ type Options struct {
 // less than it costs to explain and breaks longer splices across the value: without it
 // the full cost fell on every corpus source and the synthetic one.
 func Default(c Counter) Options {
-	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Adapt: c != nil, Prose: c != nil, Counter: c}
+	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Adapt: c != nil, Prose: c != nil, RawValues: true, Counter: c}
 }
 
 func (o *Options) minValueLen() int {

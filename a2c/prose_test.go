@@ -121,3 +121,32 @@ func TestAdaptChoosesProseOnShortReAct(t *testing.T) {
 	}
 	t.Logf("prose %d tokens, without %d", cost(with), cost(without))
 }
+
+// TestRawValuesByHand: a string in a value slot written as ~ and raw text, worked out by
+// hand: the quotes stay as they are, | is escaped, the newline kept.
+func TestRawValuesByHand(t *testing.T) {
+	c := mustCounter(t)
+	recs := parseRecs(t, `{"kind":"tool_result","result":"say \"hi\" | and \"bye\" to \"them\"\nthen"}`)
+	opt := Options{Schema: true, RawValues: true, RawNewlines: true, TokenAligned: true, Counter: c}
+	enc := roundTrip(t, "raw values", recs, opt)
+	want := "r|||||||~say \"hi\" \\| and \"bye\" to \"them\"\nthen"
+	if enc.Lines[0] != want {
+		t.Fatalf("line %q, want %q", enc.Lines[0], want)
+	}
+	if !enc.Features.RawValues || !strings.Contains(enc.Instructions, "~ then raw text") {
+		t.Fatalf("features %+v, instructions %q", enc.Features, enc.Instructions)
+	}
+	// Without the option the same string goes quoted.
+	opt.RawValues = false
+	if enc := roundTrip(t, "quoted", recs, opt); strings.Contains(enc.Lines[0], "~") {
+		t.Fatalf("RawValues off wrote %q", enc.Lines[0])
+	}
+	// A decoder reads ~ in any value slot, empty raw text included.
+	_, got, err := DecodeSession("a2c/1\nc|a|b|||||~x\\|y|~\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(trace.Canonical(&got[0])); s != `{"from":"a","kind":"tool_call","meta":"","result":"x|y","to":"b"}` {
+		t.Fatalf("decoded %s", s)
+	}
+}

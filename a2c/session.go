@@ -44,6 +44,7 @@ var adaptSteps = []struct {
 	{"embedded", func(o *Options) bool { ok := o.Embedded; o.Embedded = false; return ok }},
 	{"kind names", func(o *Options) bool { ok := o.Schema && !o.KindNames; o.KindNames = true; return ok }},
 	{"defaults", func(o *Options) bool { ok := o.Schema && !o.NoDefaults; o.NoDefaults = true; return ok }},
+	{"raw values", func(o *Options) bool { ok := o.Schema && o.RawValues; o.RawValues = false; return ok }},
 	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
 	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
 	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},

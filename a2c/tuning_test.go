@@ -41,6 +41,7 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 		"no adapt":              func(o *Options) { o.Adapt = false },
 		"kind names":            func(o *Options) { o.KindNames = true },
 		"no prose lines":        func(o *Options) { o.Prose = false },
+		"no raw values":         func(o *Options) { o.RawValues = false },
 	}
 	for name, f := range alts {
 		o := Default(c)
