@@ -304,6 +304,8 @@ func FuzzRoundTrip(f *testing.F) {
 	}
 	f.Add(`{"kind":"tool_call","args":"{\"q\": \"x\"}"}`, false)
 	f.Add(`{"a":"«««»»»"}`, true)
+	f.Add(`{"kind":"tool_call","from":"agent","to":"t","tool":"t","call_id":"c1","args":"{\"q\": \"«x»\"}"}`, true)
+	f.Add(`{"kind":"plan","from":"agent","text":"a: b > c"}`, true)
 	c := mustCounter(f)
 	f.Fuzz(func(t *testing.T, in string, schema bool) {
 		v, err := trace.ParseJSON([]byte(in))
@@ -322,6 +324,11 @@ func FuzzRoundTrip(f *testing.F) {
 		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
 		opt.KindNames, opt.NoDefaults = true, true
 		roundTrip(t, "fuzz", []trace.Value{v, v}, opt)
+		// Prose lines, where the record has a prose form.
+		if ProseFits([]trace.Value{v}) {
+			opt.proseLines = true
+			roundTrip(t, "fuzz prose", []trace.Value{v, v}, opt)
+		}
 	})
 }
 
@@ -335,6 +342,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add("a2c/1+d" + dict.Check() + " id\nm||||«1040\nm||||«0930»1\n")
 	f.Add("a2c/1+d000000\nm||||«1040\n")
 	f.Add("a2c/1+d\nm||||«0545\n")
+	f.Add("a2c/1\nr||||||~a \"b\" \\| c\nd|~\n")
+	f.Add("a2c/1+t id\nplan agent: x\ntool_call agent>t c1: «0815\ntool_result t>agent c1: ««\n")
+	f.Add("a2c/1+t+d" + dict.Check() + "\nplan agent: «1040\n")
 	f.Fuzz(func(t *testing.T, p string) {
 		// Hostile payloads must fail cleanly, never panic.
 		DecodeSession(p, nil)

@@ -16,6 +16,7 @@ type Decoder struct {
 	orig     []byte   // the originals (appendOriginal), reached beyond the session text
 	pending  []string // outermost %X strings of the current line
 	embDepth int
+	prose    bool // every line is a prose line (the header said +t)
 }
 
 // NewDecoder starts a session. dict must be the encoder's dictionary when the header
@@ -33,7 +34,9 @@ func (d *Decoder) Decode(line string) (trace.Value, error) {
 	}
 	r := reader{s: string(exp), d: d}
 	var v trace.Value
-	if len(r.s) > 0 && r.s[0] == '{' {
+	if d.prose {
+		v, err = r.proseLine()
+	} else if len(r.s) > 0 && r.s[0] == '{' {
 		v, err = r.value(0)
 	} else {
 		v, err = r.schemaLine()
@@ -193,7 +196,16 @@ func (r *reader) schemaLine() (trace.Value, error) {
 			got[s] = field{ok: true, s: v}
 			continue
 		}
-		v, err := r.value(0)
+		var v trace.Value
+		var err error
+		if r.s[r.pos] == '~' { // a raw string
+			r.pos++
+			var str string
+			str, err = r.rawText()
+			v = trace.StringValue(str)
+		} else {
+			v, err = r.value(0)
+		}
 		if err != nil {
 			return rec, err
 		}
@@ -246,6 +258,12 @@ func (r *reader) rawString() (string, error) {
 		r.d.st.register(s)
 		return s, nil
 	}
+	return r.rawText()
+}
+
+// rawText reads raw text with backslash escapes up to the next unescaped | or the end of
+// the line, and numbers it.
+func (r *reader) rawText() (string, error) {
 	buf := r.d.buf[:0]
 	for r.pos < len(r.s) && r.s[r.pos] != '|' {
 		c := r.s[r.pos]

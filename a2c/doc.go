@@ -15,7 +15,7 @@
 // A payload is a header line and one record per line; a record's text fields may keep
 // their newlines, so a record may continue over several lines:
 //
-//	a2c/1[+d<check>][ <id>]                          header; +d: the dictionary is used
+//	a2c/1[+t][+d<check>][ <id>]                      header; +t: prose lines; +d: the dictionary is used
 //	<kind>|<from>|<to>|<tool>|<call_id>|<text>|<args>|<result>|<meta>[|<other keys>]
 //	<kind>|…                                         next record (empty fields at the end cut)
 //	 …text that kept its newline…                    continuation: not a record start
@@ -24,9 +24,9 @@
 //	        v review  e error  f final; "…" any other kind; ~ no kind
 //	 ┌──────────── string fields: raw text ───────────┐ ┌────── value fields ──────┐
 //	 from    to    tool    call_id    text              args    result    meta
-//	 empty = default: from/to as in the last record of   empty = absent
-//	 the same kind, tool/call_id as in the previous
-//	 record, text absent; ~ = absent
+//	 empty = default: from/to as in the last record of   empty = absent;
+//	 the same kind, tool/call_id as in the previous      ~ then raw text (up to the
+//	 record, text absent; ~ = absent                     next |): a string
 //
 // The header names the dictionary a payload uses by its check value (Dictionary.Check):
 // six decimal digits after +d, taken from the SHA-256 of the dictionary's text. A decoder
@@ -74,6 +74,20 @@
 // (unknown names, wrong types, repeated names) go, in order, in a last object field.
 // Records written without the schema are one such object on a line, starting with {.
 //
+// Raw values: in a value field, ~ followed by raw text (escaped as the string fields
+// escape theirs) is a string (Options.RawValues); the encoder writes it so only where it
+// costs fewer tokens than the string quoted.
+//
+// Prose lines (header +t, Options.Prose): every record is one line, "kind from>to
+// call_id: text", for sessions whose every record is {kind, from, to?, text} or a tool
+// call ({kind: tool_call, from, to, tool = to, call_id, args}: the text is args) or a
+// tool result ({kind: tool_result, from, to, tool = from, call_id, result}: the text is
+// result), all strings, with no control character and kind, from, to and call_id free of
+// space, >, :, \ and «. The call_id is written for tool records only; to is left out
+// (with its >) when the record has none. Splices apply as on any line. Adapt writes a
+// session so when that costs fewer tokens than its schema lines: the instructions are
+// then one sentence (about 30 tokens) instead of a field list, letters and defaults.
+//
 // Value references: $k is the k-th distinct string (counting from 0) of at least 5
 // bytes decoded so far in the session, keys excluded. (Default leaves them off: with
 // 3-token splices they cost more than they save.)
@@ -91,7 +105,8 @@
 // session whose instructions are a large share of its cost drops, one by one, what
 // costs more to explain than it saves: embedded JSON, kind letters (kinds are then
 // written as quoted names), defaults (fields are then written even when equal to their
-// default), value references, splices, bare strings, the schema itself.
+// default), raw values, value references, splices, bare strings, the schema itself; and
+// a session whose records all have a prose form is also tried as prose lines.
 //
 // Every token figure counts the text as shipped: the payload is Payload() (each line with
 // its newline), the instructions and the dictionary their own text; Ship returns the

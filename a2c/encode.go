@@ -29,6 +29,8 @@ type Features struct {
 	Long       bool // a splice of 100 bytes or more
 	Doubled    bool // a literal « was written ««
 	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
+	Prose      bool // the records are prose lines (Options.Prose)
+	RawValues  bool // a string in a value slot was written as ~ and raw text
 	Fields     int  // the most fields after the kind on any schema line (the instructions name only these)
 }
 
@@ -74,7 +76,14 @@ func (e *Encoder) Encode(rec *trace.Value) (string, error) {
 		return "", errors.New("a2c: a record must be a JSON object")
 	}
 	e.line = e.line[:0]
-	if e.opt.Schema {
+	if e.opt.proseLines {
+		p, ok := proseOf(rec)
+		if !ok {
+			return "", errors.New("a2c: the record has no prose form (kind, from, to, text; or a tool call or result)")
+		}
+		e.feat.Prose = true
+		e.line = appendProse(e.line, p)
+	} else if e.opt.Schema {
 		e.feat.Schema = true
 		e.line = e.schemaLine(e.line, rec)
 		if e.feat.Newlines {

@@ -17,7 +17,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 // in tokens.
 func Instructions(f Features, full bool) string {
 	if full {
-		f = Features{Schema: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
+		f = Features{Schema: true, RawValues: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
 			Splices: true, Close: true, Long: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
@@ -27,8 +27,11 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("JSON records")
-	if f.Schema {
+	switch {
+	case f.Prose:
+		b.WriteString(proseNote)
+	case f.Schema:
+		b.WriteString("JSON records")
 		n := f.Fields
 		if full || f.Extra {
 			n = nSlots
@@ -63,6 +66,9 @@ func Instructions(f Features, full bool) string {
 		if f.Absent {
 			b.WriteString(" ~ none.")
 		}
+		if f.RawValues {
+			b.WriteString(" args/result/meta: ~ then raw text is a string.")
+		}
 		if n > 0 {
 			b.WriteString(" " + slotNames[fieldOrder[0]] + "…" + slotNames[fieldOrder[min(n, slotText+1)-1]] + " raw")
 			if f.RawEscapes {
@@ -70,8 +76,11 @@ func Instructions(f Features, full bool) string {
 			}
 			b.WriteString(".")
 		}
-	} else {
-		b.WriteString(", one per line.")
+	default:
+		b.WriteString("JSON records, one per line.")
+	}
+	if full {
+		b.WriteString(" Header +t: instead " + proseNote)
 	}
 	if f.Splices {
 		b.WriteString(" «nnd: nn bytes d back")

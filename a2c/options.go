@@ -27,6 +27,18 @@ type Options struct {
 	// needs Counter). Short sessions then ship short instructions; long ones keep every
 	// mechanism. See EncodeSession.
 	Adapt bool
+	// Prose lets Adapt write a session as prose lines, "kind from>to call_id: text",
+	// with one short sentence of instructions, when every record has that form
+	// (ProseFits) and it costs fewer tokens than the schema lines (the payload header
+	// then says +t).
+	Prose bool
+	// proseLines writes every record as a prose line (Adapt sets it; a record without
+	// a prose form is then an error).
+	proseLines bool
+	// RawValues writes a string in an args, result or meta slot as ~ then raw text (as
+	// the string slots write theirs: only \ and | escaped, newlines kept) where that
+	// costs fewer tokens than the string quoted.
+	RawValues bool
 	// Bare drops the quotes around object keys and simple strings.
 	Bare bool
 	// RawNewlines keeps newlines of text fields as line breaks, so a record may span
@@ -64,7 +76,7 @@ type Options struct {
 // less than it costs to explain and breaks longer splices across the value: without it
 // the full cost fell on every corpus source and the synthetic one.
 func Default(c Counter) Options {
-	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Adapt: c != nil, Counter: c}
+	return Options{Schema: true, Bare: true, RawNewlines: true, Embedded: true, Splices: true, TokenAligned: c != nil, Adapt: c != nil, Prose: c != nil, RawValues: true, Counter: c}
 }
 
 func (o *Options) minValueLen() int {

@@ -88,7 +88,7 @@ func (e *Encoder) schemaLine(dst []byte, rec *trace.Value) []byte {
 				f = e.rawString(f, cur.s)
 			}
 		case slots[s] != nil:
-			f = e.value(f, slots[s])
+			f = e.valueSlot(f, slots[s])
 		}
 		fields = append(fields, f)
 	}
@@ -141,8 +141,19 @@ func (e *Encoder) rawString(dst []byte, s string) []byte {
 		dst = append(dst, '\\')
 		e.feat.RawEscapes = true
 	}
+	dst, nl, esc := appendRawText(dst, s, e.opt.RawNewlines)
+	e.feat.Newlines = e.feat.Newlines || nl
+	e.feat.RawEscapes = e.feat.RawEscapes || esc
+	e.st.register(s)
+	return dst
+}
+
+// appendRawText writes s as the text of a raw field: backslash escapes, up to the next |,
+// and with rawNewlines its newlines kept. It reports whether a newline was kept and
+// whether anything was escaped.
+func appendRawText(dst []byte, s string, rawNewlines bool) (out []byte, newlines, escaped bool) {
 	start, full := len(dst), s
-	if e.opt.RawNewlines {
+	if rawNewlines {
 		// Newlines stay newlines (a model reads them as one token where \n costs two);
 		// fixNewlines escapes the few that would look like the start of a record.
 		for {
@@ -152,14 +163,41 @@ func (e *Encoder) rawString(dst []byte, s string) []byte {
 			}
 			dst = appendEscaped(dst, s[:i], '|')
 			dst = append(dst, '\n')
-			e.feat.Newlines = true
+			newlines = true
 			s = s[i+1:]
 		}
 	}
 	dst = appendEscaped(dst, s, '|')
-	if len(dst)-start != len(full) {
-		e.feat.RawEscapes = true
+	return dst, newlines, len(dst)-start != len(full)
+}
+
+// valueSlot writes the value of an args, result or meta slot. A string there may go as
+// raw text after ~ (Options.RawValues) when that costs fewer tokens than the string
+// quoted; a string that holds JSON or has a value reference is left to value.
+func (e *Encoder) valueSlot(dst []byte, v *trace.Value) []byte {
+	if v.Kind != trace.String || !e.opt.RawValues || v.Str == "" {
+		return e.value(dst, v)
 	}
-	e.st.register(full)
-	return dst
+	s := v.Str
+	if e.opt.Embedded {
+		if _, _, _, ok := detectEmbedded(s, e.buf); ok {
+			return e.value(dst, v)
+		}
+	}
+	if e.opt.ValueRefs && len(s) >= e.opt.minValueLen() {
+		if _, ok := e.st.strs[s]; ok {
+			return e.value(dst, v)
+		}
+	}
+	raw, nl, esc := appendRawText([]byte{'~'}, s, e.opt.RawNewlines)
+	saved := e.feat
+	quoted := e.value(nil, v) // a plain string: quoted or bare, numbered as the raw one would be
+	if e.count(string(raw)) >= e.count(string(quoted)) {
+		return append(dst, quoted...)
+	}
+	e.feat = saved
+	e.feat.RawValues = true
+	e.feat.Newlines = e.feat.Newlines || nl
+	e.feat.RawEscapes = e.feat.RawEscapes || esc
+	return append(dst, raw...)
 }

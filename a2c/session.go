@@ -44,6 +44,7 @@ var adaptSteps = []struct {
 	{"embedded", func(o *Options) bool { ok := o.Embedded; o.Embedded = false; return ok }},
 	{"kind names", func(o *Options) bool { ok := o.Schema && !o.KindNames; o.KindNames = true; return ok }},
 	{"defaults", func(o *Options) bool { ok := o.Schema && !o.NoDefaults; o.NoDefaults = true; return ok }},
+	{"raw values", func(o *Options) bool { ok := o.Schema && o.RawValues; o.RawValues = false; return ok }},
 	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
 	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
 	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},
@@ -61,14 +62,35 @@ var adaptSteps = []struct {
 // lowers payload + instruction tokens the most, until none does. The decoder reads any
 // mix, so the payload needs no mark of what was dropped; the instructions describe what
 // is left.
-func EncodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error) {
-	out, err := encodeSession(id, recs, opt)
+func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, err error) {
+	out, err = encodeSession(id, recs, opt)
 	if err != nil || !opt.Adapt || opt.Counter == nil || opt.FullInstructions {
 		return out, err
 	}
 	c := opt.Counter
 	cost := func(e *Encoded) int { return c.Count(e.Payload()) + c.Count(e.Instructions) }
 	best := cost(out)
+	if opt.Prose && !opt.proseLines && ProseFits(recs) {
+		// Prose lines, with the splices and without them, against what the
+		// mechanisms below arrive at.
+		defer func() {
+			if err != nil {
+				return
+			}
+			for _, splices := range []bool{true, false} {
+				o := opt
+				o.proseLines, o.Splices = true, opt.Splices && splices
+				p, perr := encodeSession(id, recs, o)
+				if perr != nil {
+					out, err = nil, perr
+					return
+				}
+				if k := cost(p); k < best {
+					out, best = p, k
+				}
+			}
+		}()
+	}
 	if c.Count(out.Instructions)*adaptShare < best {
 		return out, nil
 	}
@@ -108,7 +130,7 @@ func encodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error)
 	}
 	out.Features = enc.Features()
 	out.UsesDict = out.Features.Dictionary
-	h := PayloadHeader{ID: id, Dict: out.UsesDict}
+	h := PayloadHeader{ID: id, Dict: out.UsesDict, Prose: out.Features.Prose}
 	if h.Dict {
 		h.Check = opt.Dictionary.Check()
 	}
@@ -133,12 +155,17 @@ type PayloadHeader struct {
 	// Check is the dictionary's check value (Dictionary.Check). It is empty only in
 	// payloads written before check values existed, whose dictionary cannot be checked.
 	Check string
+	// Prose: every record line is a prose line (Options.Prose); the header says +t.
+	Prose bool
 }
 
-// String writes the header line: a2c/1, +d and the check value when the payload uses a
+// String writes the header line: a2c/1, +t for prose lines, +d and the check value when the payload uses a
 // dictionary, then a space and the id (escaped as a raw field) when there is one.
 func (h PayloadHeader) String() string {
 	s := Magic
+	if h.Prose {
+		s += "+t"
+	}
 	if h.Dict {
 		s += "+d" + h.Check
 	}
@@ -154,6 +181,10 @@ func ParseHeader(line string) (PayloadHeader, error) {
 	rest, ok := strings.CutPrefix(line, Magic)
 	if !ok {
 		return h, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}
+	}
+	h.Prose = strings.HasPrefix(rest, "+t")
+	if h.Prose {
+		rest = rest[2:]
 	}
 	if r, ok := strings.CutPrefix(rest, "+d"); ok {
 		h.Dict, rest = true, r
@@ -210,8 +241,13 @@ func DecodeSession(payload string, dict *Dictionary) (string, []trace.Value, err
 		}
 	}
 	dec := NewDecoder(dict)
+	dec.prose = h.Prose
 	out := make([]trace.Value, 0, len(lines)-1)
-	for _, rec := range groupRecords(lines[1:]) {
+	recs := lines[1:]
+	if !h.Prose { // prose lines never continue over several lines
+		recs = groupRecords(recs)
+	}
+	for _, rec := range recs {
 		v, err := dec.Decode(rec)
 		if err != nil {
 			return h.ID, out, err

@@ -40,6 +40,8 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 		"value_refs,min_len=10": func(o *Options) { o.ValueRefs, o.MinValueLen = true, 10 },
 		"no adapt":              func(o *Options) { o.Adapt = false },
 		"kind names":            func(o *Options) { o.KindNames = true },
+		"no prose lines":        func(o *Options) { o.Prose = false },
+		"no raw values":         func(o *Options) { o.RawValues = false },
 	}
 	for name, f := range alts {
 		o := Default(c)
@@ -48,6 +50,48 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 			t.Errorf("%s costs %d tokens on the training sessions, Default %d: Default is not the training winner", name, k, def)
 		} else {
 			t.Logf("%s: %d tokens (Default %d, %+d)", name, k, def, k-def)
+		}
+	}
+}
+
+// TestTrainDefaultsWinOnTrainingSessions is where DefaultMinShare comes from: on the
+// training side of each source (HoldOut(…, 3)), measured by 3-fold cross-validation so
+// that each dictionary is charged once to the sessions it never saw, Train's defaults
+// must cost no more in total than the alternatives.
+func TestTrainDefaultsWinOnTrainingSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("learns and measures dictionaries on every training session several times")
+	}
+	c := mustCounter(t)
+	var sets [][]Input
+	for _, a := range []string{"toolbench", "openai", "swe-agent"} {
+		tr, _ := HoldOut(Inputs(loadCorpus(t, a, a)), 3)
+		RawCounts(tr, c)
+		sets = append(sets, tr)
+	}
+	cost := func(topt TrainOptions) int {
+		total := 0
+		for _, tr := range sets {
+			res, err := MeasureFolds(context.Background(), tr, Default(c), c, "cl100k_base", nil, 3, topt, nil)
+			if err != nil || !res.Lossless {
+				t.Fatalf("%+v: %v", topt, err)
+			}
+			total += res.FullCostTokens
+		}
+		return total
+	}
+	def := cost(TrainOptions{})
+	for name, topt := range map[string]TrainOptions{
+		"min_share=0.2":  {MinShare: 0.2},
+		"min_share=0.3":  {MinShare: 0.3},
+		"min_share=0.5":  {MinShare: 0.5},
+		"max_bytes=4096": {MaxBytes: 4096},
+		"min_len=48":     {MinLen: 48},
+	} {
+		if k := cost(topt); k < def {
+			t.Errorf("%s costs %d tokens on the training sessions, Train's defaults %d", name, k, def)
+		} else {
+			t.Logf("%s: %d tokens (defaults %d, %+d)", name, k, def, k-def)
 		}
 	}
 }

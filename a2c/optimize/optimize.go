@@ -86,6 +86,10 @@ func SearchSpace() []Improvement {
 	}
 	add("token_aligned", "", func(o *a2c.Options, _ []a2c.Input) { o.TokenAligned = true })
 	add("adapt", "", func(o *a2c.Options, _ []a2c.Input) { o.Adapt = true })
+	// Prose lines are written only by Adapt (which weighs them per session), so alone
+	// they change nothing; raw values need the schema.
+	add("prose_lines", "", func(o *a2c.Options, _ []a2c.Input) { o.Prose = true })
+	add("raw_values", "", func(o *a2c.Options, _ []a2c.Input) { o.RawValues = true })
 	for _, n := range []int{2048, 8192} {
 		add("dictionary", fmt.Sprintf("max_bytes=%d", n), func(o *a2c.Options, train []a2c.Input) {
 			recs := make([][]trace.Value, len(train))
