@@ -18,9 +18,20 @@ const smallPiece = 48
 // mergeSmall merges a piece of 2..smallPiece bytes, appends its tokens to out when out is
 // not nil, and returns the number of tokens.
 func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
+	var tok [smallPiece + 1]uint32
+	n := v.mergeSmallTo(p, &tok)
+	if out != nil {
+		for _, t := range tok[:n] {
+			out = append(out, int(t))
+		}
+	}
+	return out, n
+}
+
+// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of tokens.
+func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32) int {
 	var start [smallPiece + 1]uint8
-	var rank [smallPiece + 1]uint32 // rank[i]: rank of part i joined with part i+1
-	var tok [smallPiece + 1]uint32  // tok[i]: token of part i
+	var rank [smallPiece + 1]uint32 // rank[i]: rank of part i joined with part i+1; tok[i]: token of part i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
 		start[i] = uint8(i)
@@ -54,12 +65,7 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 		copy(tok[mi+1:parts-1], tok[mi+2:parts])
 		parts--
 	}
-	if out != nil {
-		for i := 0; i < parts-1; i++ {
-			out = append(out, int(tok[i]))
-		}
-	}
-	return out, parts - 1
+	return parts - 1
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
@@ -76,6 +82,49 @@ type scratch struct {
 	// cache remembers the rank of recent pairs of tokens (see pairRank), for cacheOf.
 	cache   [cacheSize]uint64
 	cacheOf *vocab
+
+	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
+}
+
+// pieceCache remembers the tokens of recently merged short pieces, for one vocabulary: a
+// direct-mapped table indexed by the piece's hash (128 KiB). A piece's tokens depend only on
+// its bytes, so an entry whose bytes equal the piece's is its answer.
+type pieceCache struct {
+	of *vocab
+	e  [1 << pcBits]pieceEntry
+}
+
+// pieceEntry is one cached piece of at most pcKeyLen bytes and pcToks tokens, in 64 bytes.
+type pieceEntry struct {
+	key  [pcKeyLen]byte
+	klen uint8 // 0: empty
+	n    uint8
+	toks [pcToks]uint32
+}
+
+const (
+	pcBits   = 11
+	pcKeyLen = 24
+	pcToks   = 9
+)
+
+// pieceCache returns sc's cache of merged pieces for v, emptying the older of its two if
+// neither is v's.
+func (sc *scratch) pieceCache(v *vocab) *pieceCache {
+	if c := sc.pcs[0]; c != nil && c.of == v {
+		return c
+	}
+	c := sc.pcs[1]
+	if c == nil || c.of != v {
+		if c == nil {
+			c = new(pieceCache)
+		} else {
+			clear(c.e[:])
+		}
+		c.of = v
+	}
+	sc.pcs[0], sc.pcs[1] = c, sc.pcs[0]
+	return c
 }
 
 // cacheSize is the number of entries of a scratch's cache of token pairs (32 KiB).
@@ -158,18 +207,6 @@ func putScratch(sc *scratch, pieceLen int) {
 		spare.list = append(spare.list, sc)
 	}
 	spare.Unlock()
-}
-
-func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
-	sc := getScratch()
-	var n int
-	if len(p) >= chunkedPiece {
-		out, n = v.mergeChunked(p, sc, out)
-	} else {
-		out, n = v.mergeLong(p, sc, out)
-	}
-	putScratch(sc, len(p))
-	return out, n
 }
 
 // mergeLong merges a piece of any length (≥ 2) with run, in one piece.
