@@ -161,8 +161,15 @@ func (e *Encoding) Count(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		j := e.split(s, i)
-		_, k := v.encodePiece(s[i:j], nil, &m)
-		n += k
+		switch j - i {
+		case 1: // one byte: a token
+			n++
+		case 2: // two bytes: a token or two
+			n += 2 - int(uint32(v.pair[int(s[i])<<8|int(s[i+1])])>>31^1)
+		default:
+			_, k := v.encodePiece(s[i:j], nil, &m)
+			n += k
+		}
 		i = j
 	}
 	m.release()
