@@ -251,7 +251,7 @@ func (v *vocab) encodePiece(p string, out []int, m *merger) ([]int, int) {
 	e := &m.pc.e[h>>(64-pcBits)]
 	if int(e.klen) != len(p) || string(e.key[:len(p)]) != p {
 		var toks [smallPiece + 1]uint32
-		n := v.mergeSmallTo(p, &toks)
+		n := v.mergeSmallTo(p, &toks, m.sc)
 		if n > pcToks {
 			if out != nil {
 				for _, t := range toks[:n] {

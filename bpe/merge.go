@@ -19,7 +19,7 @@ const smallPiece = 48
 // not nil, and returns the number of tokens.
 func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 	var tok [smallPiece + 1]uint32
-	n := v.mergeSmallTo(p, &tok)
+	n := v.mergeSmallTo(p, &tok, nil)
 	if out != nil {
 		for _, t := range tok[:n] {
 			out = append(out, int(t))
@@ -28,44 +28,59 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 	return out, n
 }
 
-// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of tokens.
-func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32) int {
-	var start [smallPiece + 1]uint8
-	var rank [smallPiece + 1]uint32 // rank[i]: rank of part i joined with part i+1; tok[i]: token of part i
+// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of
+// tokens. The parts are a list linked by their start bytes; the ranks of the pairs that merges
+// make come from sc's cache of token pairs (pairRank) when sc is not nil.
+func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
+	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
+	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one
+	var pt [smallPiece]uint32      // pt[i]: token of the part at i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
-		start[i] = uint8(i)
+		next[i] = uint8(i + 1)
 		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
-		tok[i] = v.byte1[p[i]]
+		pt[i] = v.byte1[p[i]]
 	}
-	start[n-1], rank[n-1], tok[n-1] = uint8(n-1), noRank, v.byte1[p[n-1]]
-	start[n], rank[n] = uint8(n), noRank
-	parts := n + 1 // part i is p[start[i]:start[i+1]] for i < parts-1
+	next[n-1], rank[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
+	if sc != nil && sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
+	pair := func(a, b uint32, t string) uint32 {
+		if sc != nil {
+			return v.pairRank(sc, a, b, t)
+		}
+		return v.rank(t)
+	}
 	for {
-		m, mi := noRank, -1
-		for i := 0; i < parts-2; i++ {
+		// The lowest rank, leftmost on ties, and the part before it.
+		m, mi, mq := noRank, -1, -1
+		for q, i := -1, 0; i < n; q, i = i, int(next[i]) {
 			if rank[i] < m {
-				m, mi = rank[i], i
+				m, mi, mq = rank[i], i, q
 			}
 		}
 		if mi < 0 {
 			break
 		}
-		tok[mi] = m
-		if mi+3 < parts {
-			rank[mi] = v.rank(p[start[mi]:start[mi+3]])
+		k := int(next[next[mi]]) // the merged part is p[mi:k]
+		next[mi] = uint8(k)
+		pt[mi] = m
+		if k < n {
+			rank[mi] = pair(m, pt[k], p[mi:next[k]])
 		} else {
 			rank[mi] = noRank
 		}
-		if mi > 0 {
-			rank[mi-1] = v.rank(p[start[mi-1]:start[mi+2]])
+		if mq >= 0 {
+			rank[mq] = pair(pt[mq], m, p[mq:k])
 		}
-		copy(start[mi+1:parts-1], start[mi+2:parts])
-		copy(rank[mi+1:parts-1], rank[mi+2:parts])
-		copy(tok[mi+1:parts-1], tok[mi+2:parts])
-		parts--
 	}
-	return parts - 1
+	c := 0
+	for i := 0; i < n; i = int(next[i]) {
+		tok[c] = pt[i]
+		c++
+	}
+	return c
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
