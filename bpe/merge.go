@@ -143,7 +143,9 @@ func (sc *scratch) pieceCache(v *vocab) *pieceCache {
 }
 
 // cacheSize is the number of entries of a scratch's cache of token pairs (32 KiB).
-const cacheSize = 1 << 12
+const cacheSize = 1 << cacheBits
+
+const cacheBits = 14
 
 // pairRank returns the rank of the token made of tokens a and b, whose bytes are t. Long
 // runs ask for the same few pairs again and again (a run of mixed white space has a handful
@@ -151,7 +153,7 @@ const cacheSize = 1 << 12
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
-	i := (key * hm1) >> (64 - 12)
+	i := (key * hm1) >> (64 - cacheBits)
 	if e := sc.cache[i]; e>>21 == key {
 		if r := uint32(e) & low21; r != low21 {
 			return r
