@@ -351,22 +351,40 @@ func radixSortByRank(a, tmp []uint64) []uint64 {
 	}
 	return a
 }
+// The heap is 4-ary: half the levels of a binary heap, and a node's children share a cache line.
+
 func siftDown(h []uint64, i int) {
 	n := len(h)
 	x := h[i]
 	for {
-		c := 2*i + 1
+		c := 4*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && h[c+1] < h[c] {
-			c++
+		// The smallest of the up to four children c..c+3.
+		m, mv := c, h[c]
+		if c+3 < n {
+			if v := h[c+1]; v < mv {
+				m, mv = c+1, v
+			}
+			if v := h[c+2]; v < mv {
+				m, mv = c+2, v
+			}
+			if v := h[c+3]; v < mv {
+				m, mv = c+3, v
+			}
+		} else {
+			for k := c + 1; k < n; k++ {
+				if v := h[k]; v < mv {
+					m, mv = k, v
+				}
+			}
 		}
-		if h[c] >= x {
+		if mv >= x {
 			break
 		}
-		h[i] = h[c]
-		i = c
+		h[i] = mv
+		i = m
 	}
 	h[i] = x
 }
@@ -374,7 +392,7 @@ func siftDown(h []uint64, i int) {
 func siftUp(h []uint64, i int) {
 	x := h[i]
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if h[p] <= x {
 			break
 		}
