@@ -351,6 +351,7 @@ func radixSortByRank(a, tmp []uint64) []uint64 {
 	}
 	return a
 }
+
 // The heap is 4-ary: half the levels of a binary heap, and a node's children share a cache line.
 
 func siftDown(h []uint64, i int) {
