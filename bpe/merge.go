@@ -7,7 +7,7 @@ import "sync"
 // tie) until no adjacent pair is a token.
 //
 // Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
-// merge, quadratic but tiny) on stack arrays. Longer pieces use a priority queue of
+// merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
 // (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Very
 // long pieces are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
