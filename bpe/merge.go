@@ -33,14 +33,17 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 // make come from sc's cache of token pairs (pairRank) when sc is not nil.
 func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
 	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
-	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one
+	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
+	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one (noRank where no part starts)
 	var pt [smallPiece]uint32      // pt[i]: token of the part at i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
 		next[i] = uint8(i + 1)
+		prev[i] = int8(i - 1)
 		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
 		pt[i] = v.byte1[p[i]]
 	}
+	prev[n-1] = int8(n - 2)
 	next[n-1], rank[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
 	if sc != nil && sc.cacheOf != v {
 		clear(sc.cache[:])
@@ -53,25 +56,29 @@ func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch)
 		return v.rank(t)
 	}
 	for {
-		// The lowest rank, leftmost on ties, and the part before it.
-		m, mi, mq := noRank, -1, -1
-		for q, i := -1, 0; i < n; q, i = i, int(next[i]) {
+		// The lowest rank, leftmost on ties: a scan of the positions, in which those where no
+		// part starts hold noRank (no chain of loads to follow).
+		m, mi := noRank, -1
+		for i := 0; i < n-1; i++ {
 			if rank[i] < m {
-				m, mi, mq = rank[i], i, q
+				m, mi = rank[i], i
 			}
 		}
 		if mi < 0 {
 			break
 		}
-		k := int(next[next[mi]]) // the merged part is p[mi:k]
+		j := int(next[mi])
+		k := int(next[j]) // the merged part is p[mi:k]
+		rank[j] = noRank
 		next[mi] = uint8(k)
 		pt[mi] = m
 		if k < n {
+			prev[k] = int8(mi)
 			rank[mi] = pair(m, pt[k], p[mi:next[k]])
 		} else {
 			rank[mi] = noRank
 		}
-		if mq >= 0 {
+		if mq := int(prev[mi]); mq >= 0 {
 			rank[mq] = pair(pt[mq], m, p[mq:k])
 		}
 	}
