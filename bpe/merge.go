@@ -152,7 +152,7 @@ func (sc *scratch) pieceCache(v *vocab) *pieceCache {
 // cacheSize is the number of entries of a scratch's cache of token pairs (32 KiB).
 const cacheSize = 1 << cacheBits
 
-const cacheBits = 14
+const cacheBits = 12
 
 // pairRank returns the rank of the token made of tokens a and b, whose bytes are t. Long
 // runs ask for the same few pairs again and again (a run of mixed white space has a handful
