@@ -143,11 +143,13 @@ func (e *Encoding) AppendEncode(dst []int, s string) []int {
 		dst = make([]int, 0, len(s)/3+1)
 	}
 	v := e.v
+	var m merger
 	for i := 0; i < len(s); {
 		j := e.split(s, i)
-		dst, _ = v.encodePiece(s[i:j], dst)
+		dst, _ = v.encodePiece(s[i:j], dst, &m)
 		i = j
 	}
+	m.release()
 	return dst
 }
 
@@ -155,13 +157,22 @@ func (e *Encoding) AppendEncode(dst []int, s string) []int {
 // It allocates nothing.
 func (e *Encoding) Count(s string) int {
 	v := e.v
+	var m merger
 	n := 0
 	for i := 0; i < len(s); {
 		j := e.split(s, i)
-		_, k := v.encodePiece(s[i:j], nil)
-		n += k
+		switch j - i {
+		case 1: // one byte: a token
+			n++
+		case 2: // two bytes: a token or two
+			n += 2 - int(uint32(v.pair[int(s[i])<<8|int(s[i+1])])>>31^1)
+		default:
+			_, k := v.encodePiece(s[i:j], nil, &m)
+			n += k
+		}
 		i = j
 	}
+	m.release()
 	return n
 }
 
@@ -180,23 +191,83 @@ func (e *Encoding) Decode(ids []int) []byte {
 	return out
 }
 
+// merger is what the pieces of one Encode or Count share: a scratch, taken from the spare
+// list at the first piece that needs merging, and its cache of merged pieces.
+type merger struct {
+	sc      *scratch
+	pc      *pieceCache
+	longest int // the longest piece merged with sc
+}
+
+func (m *merger) scratch(v *vocab) *scratch {
+	if m.sc == nil {
+		m.sc = getScratch()
+		m.pc = m.sc.pieceCache(v)
+	}
+	return m.sc
+}
+
+func (m *merger) release() {
+	if m.sc != nil {
+		putScratch(m.sc, m.longest)
+		m.sc, m.pc = nil, nil
+	}
+}
+
 // encodePiece appends the tokens of one piece to out (when out is not nil) and returns their
-// number. Like tiktoken, a piece that is itself a token is that token, merged or not.
-func (v *vocab) encodePiece(p string, out []int) ([]int, int) {
+// number. Like tiktoken, a piece that is itself a token is that token, merged or not. A short
+// piece that is not a token is looked up in the merger's cache of merged pieces before it is
+// merged: its tokens depend only on its bytes, and text repeats its words.
+func (v *vocab) encodePiece(p string, out []int, m *merger) ([]int, int) {
 	if len(p) == 1 {
 		if out != nil {
 			out = append(out, int(v.byte1[p[0]]))
 		}
 		return out, 1
 	}
-	if r := v.rankPiece(p); r != noRank {
-		if out != nil {
-			out = append(out, int(r))
+	var h uint64
+	if len(p) <= v.maxLen {
+		var k8 uint64
+		k8, h = keyHash(p)
+		if r := v.rankPieceHash(p, k8, h); r != noRank {
+			if out != nil {
+				out = append(out, int(r))
+			}
+			return out, 1
 		}
-		return out, 1
 	}
-	if len(p) <= smallPiece {
+	if len(p) > smallPiece {
+		sc := m.scratch(v)
+		m.longest = max(m.longest, len(p))
+		if len(p) >= chunkedPiece {
+			return v.mergeChunked(p, sc, out)
+		}
+		return v.mergeLong(p, sc, out)
+	}
+	if len(p) > pcKeyLen {
 		return v.mergeSmall(p, out)
 	}
-	return v.mergeLongPooled(p, out)
+	m.scratch(v)
+	e := &m.pc.e[h>>(64-pcBits)]
+	if int(e.klen) != len(p) || string(e.key[:len(p)]) != p {
+		var toks [smallPiece + 1]uint32
+		n := v.mergeSmallTo(p, &toks, m.sc)
+		if n > pcToks {
+			if out != nil {
+				for _, t := range toks[:n] {
+					out = append(out, int(t))
+				}
+			}
+			return out, n
+		}
+		copy(e.key[:], p)
+		e.klen, e.n = uint8(len(p)), uint8(n)
+		e.toks = [pcToks]uint32(toks[:pcToks])
+	}
+	if out != nil {
+		for _, t := range e.toks[:e.n] {
+			out = append(out, int(t))
+		}
+	}
+	return out, int(e.n)
 }

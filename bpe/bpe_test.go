@@ -86,6 +86,11 @@ func TestMergeImplementations(t *testing.T) {
 				if !slices.Equal(got, want) || k != len(want) {
 					t.Fatalf("%s mergeSmall(%q) = %v (%d), want %v", name, p, got, k, want)
 				}
+				var toks [smallPiece + 1]uint32
+				k = v.mergeSmallTo(p, &toks, sc) // ranks of pairs from sc's cache
+				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeSmallTo(%q, scratch) = %v, want %v", name, p, got, want)
+				}
 			}
 		}
 	}
@@ -299,4 +304,12 @@ func TestJunctionProof(t *testing.T) {
 			t.Errorf("%s: the test does not exercise both outcomes", name)
 		}
 	}
+}
+
+func intsOf(toks []uint32) []int {
+	out := make([]int, len(toks))
+	for i, t := range toks {
+		out[i] = int(t)
+	}
+	return out
 }

@@ -70,13 +70,13 @@ func classAt(s string, i int) (uint8, int) {
 	if b := s[i]; b < utf8.RuneSelf {
 		return asciiClass[b], 1
 	}
-	return classWide(s, i)
+	return classWide(s[i:])
 }
 
 // classWide is classAt for a byte >= 0x80 (kept out of line so that callers' ASCII paths stay
 // small).
-func classWide(s string, i int) (uint8, int) {
-	r, n := utf8.DecodeRuneInString(s[i:])
+func classWide(s string) (uint8, int) {
+	r, n := utf8.DecodeRuneInString(s)
 	if r < tableLimit {
 		return classTable[r], n // classTable[0xFFFD] == 0 covers invalid bytes too
 	}

@@ -80,11 +80,13 @@ func TestLongRuns(t *testing.T) {
 				}
 			}
 			long := c.gen(200 << 10)
-			want := []int{} // not nil: encodePiece appends only to a slice
+			want := []int{} // not nil: the merges append only to a slice
 			for i := 0; i < len(long); {
 				j := e.split(long, i)
-				if j-i <= smallPiece {
-					want, _ = e.v.encodePiece(long[i:j], want)
+				if r := e.v.rank(long[i:j]); r != noRank {
+					want = append(want, int(r))
+				} else if j-i <= smallPiece {
+					want, _ = e.v.mergeSmall(long[i:j], want)
 				} else {
 					want, _ = e.v.mergeLong(long[i:j], sc, want)
 				}

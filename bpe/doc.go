@@ -36,8 +36,10 @@
 // other characters with one table lookup. Token lookups go to open-addressing tables keyed by
 // the token bytes whose slots hold a token's first 8 bytes (most lookups touch one cache
 // line): a small one for the 8192 lowest ranks, which are the frequent tokens, and one for
-// the rest, behind a Bloom filter that answers most failed lookups from L2. Pieces up to 48
-// bytes merge with tiktoken's own scan on the stack; longer ones with radix-sorted initial
+// the rest, behind a Bloom filter that answers most failed lookups from L2. A piece of up to
+// 24 bytes that is not a token is looked up in a small cache of recently merged pieces (a
+// piece's tokens depend only on its bytes; text repeats its words) before it is merged.
+// Pieces up to 48 bytes merge with tiktoken's own scan on the stack; longer ones with radix-sorted initial
 // pairs and a heap, O(n log n); pieces of 16 KiB or more (a long word, a megabyte of spaces)
 // window by window, each window cut where its own merge puts a token boundary, the junctions
 // proved not to change the result and a window equal to the previous one not merged again

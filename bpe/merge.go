@@ -7,7 +7,7 @@ import "sync"
 // tie) until no adjacent pair is a token.
 //
 // Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
-// merge, quadratic but tiny) on stack arrays. Longer pieces use a priority queue of
+// merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
 // (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Very
 // long pieces are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
@@ -18,21 +18,48 @@ const smallPiece = 48
 // mergeSmall merges a piece of 2..smallPiece bytes, appends its tokens to out when out is
 // not nil, and returns the number of tokens.
 func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
-	var start [smallPiece + 1]uint8
-	var rank [smallPiece + 1]uint32 // rank[i]: rank of part i joined with part i+1
-	var tok [smallPiece + 1]uint32  // tok[i]: token of part i
+	var tok [smallPiece + 1]uint32
+	n := v.mergeSmallTo(p, &tok, nil)
+	if out != nil {
+		for _, t := range tok[:n] {
+			out = append(out, int(t))
+		}
+	}
+	return out, n
+}
+
+// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of
+// tokens. The parts are a list linked by their start bytes; the ranks of the pairs that merges
+// make come from sc's cache of token pairs (pairRank) when sc is not nil.
+func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
+	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
+	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
+	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one (noRank where no part starts)
+	var pt [smallPiece]uint32      // pt[i]: token of the part at i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
-		start[i] = uint8(i)
+		next[i] = uint8(i + 1)
+		prev[i] = int8(i - 1)
 		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
-		tok[i] = v.byte1[p[i]]
+		pt[i] = v.byte1[p[i]]
 	}
-	start[n-1], rank[n-1], tok[n-1] = uint8(n-1), noRank, v.byte1[p[n-1]]
-	start[n], rank[n] = uint8(n), noRank
-	parts := n + 1 // part i is p[start[i]:start[i+1]] for i < parts-1
+	prev[n-1] = int8(n - 2)
+	next[n-1], rank[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
+	if sc != nil && sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
+	pair := func(a, b uint32, t string) uint32 {
+		if sc != nil {
+			return v.pairRank(sc, a, b, t)
+		}
+		return v.rank(t)
+	}
 	for {
+		// The lowest rank, leftmost on ties: a scan of the positions, in which those where no
+		// part starts hold noRank (no chain of loads to follow).
 		m, mi := noRank, -1
-		for i := 0; i < parts-2; i++ {
+		for i := 0; i < n-1; i++ {
 			if rank[i] < m {
 				m, mi = rank[i], i
 			}
@@ -40,26 +67,27 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 		if mi < 0 {
 			break
 		}
-		tok[mi] = m
-		if mi+3 < parts {
-			rank[mi] = v.rank(p[start[mi]:start[mi+3]])
+		j := int(next[mi])
+		k := int(next[j]) // the merged part is p[mi:k]
+		rank[j] = noRank
+		next[mi] = uint8(k)
+		pt[mi] = m
+		if k < n {
+			prev[k] = int8(mi)
+			rank[mi] = pair(m, pt[k], p[mi:next[k]])
 		} else {
 			rank[mi] = noRank
 		}
-		if mi > 0 {
-			rank[mi-1] = v.rank(p[start[mi-1]:start[mi+2]])
-		}
-		copy(start[mi+1:parts-1], start[mi+2:parts])
-		copy(rank[mi+1:parts-1], rank[mi+2:parts])
-		copy(tok[mi+1:parts-1], tok[mi+2:parts])
-		parts--
-	}
-	if out != nil {
-		for i := 0; i < parts-1; i++ {
-			out = append(out, int(tok[i]))
+		if mq := int(prev[mi]); mq >= 0 {
+			rank[mq] = pair(pt[mq], m, p[mq:k])
 		}
 	}
-	return out, parts - 1
+	c := 0
+	for i := 0; i < n; i = int(next[i]) {
+		tok[c] = pt[i]
+		c++
+	}
+	return c
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
@@ -76,10 +104,55 @@ type scratch struct {
 	// cache remembers the rank of recent pairs of tokens (see pairRank), for cacheOf.
 	cache   [cacheSize]uint64
 	cacheOf *vocab
+
+	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
+}
+
+// pieceCache remembers the tokens of recently merged short pieces, for one vocabulary: a
+// direct-mapped table indexed by the piece's hash (128 KiB). A piece's tokens depend only on
+// its bytes, so an entry whose bytes equal the piece's is its answer.
+type pieceCache struct {
+	of *vocab
+	e  [1 << pcBits]pieceEntry
+}
+
+// pieceEntry is one cached piece of at most pcKeyLen bytes and pcToks tokens, in 64 bytes.
+type pieceEntry struct {
+	key  [pcKeyLen]byte
+	klen uint8 // 0: empty
+	n    uint8
+	toks [pcToks]uint32
+}
+
+const (
+	pcBits   = 11
+	pcKeyLen = 24
+	pcToks   = 9
+)
+
+// pieceCache returns sc's cache of merged pieces for v, emptying the older of its two if
+// neither is v's.
+func (sc *scratch) pieceCache(v *vocab) *pieceCache {
+	if c := sc.pcs[0]; c != nil && c.of == v {
+		return c
+	}
+	c := sc.pcs[1]
+	if c == nil || c.of != v {
+		if c == nil {
+			c = new(pieceCache)
+		} else {
+			clear(c.e[:])
+		}
+		c.of = v
+	}
+	sc.pcs[0], sc.pcs[1] = c, sc.pcs[0]
+	return c
 }
 
 // cacheSize is the number of entries of a scratch's cache of token pairs (32 KiB).
-const cacheSize = 1 << 12
+const cacheSize = 1 << cacheBits
+
+const cacheBits = 12
 
 // pairRank returns the rank of the token made of tokens a and b, whose bytes are t. Long
 // runs ask for the same few pairs again and again (a run of mixed white space has a handful
@@ -87,7 +160,7 @@ const cacheSize = 1 << 12
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
-	i := (key * hm1) >> (64 - 12)
+	i := (key * hm1) >> (64 - cacheBits)
 	if e := sc.cache[i]; e>>21 == key {
 		if r := uint32(e) & low21; r != low21 {
 			return r
@@ -158,18 +231,6 @@ func putScratch(sc *scratch, pieceLen int) {
 		spare.list = append(spare.list, sc)
 	}
 	spare.Unlock()
-}
-
-func (v *vocab) mergeLongPooled(p string, out []int) ([]int, int) {
-	sc := getScratch()
-	var n int
-	if len(p) >= chunkedPiece {
-		out, n = v.mergeChunked(p, sc, out)
-	} else {
-		out, n = v.mergeLong(p, sc, out)
-	}
-	putScratch(sc, len(p))
-	return out, n
 }
 
 // mergeLong merges a piece of any length (≥ 2) with run, in one piece.
@@ -297,22 +358,41 @@ func radixSortByRank(a, tmp []uint64) []uint64 {
 	}
 	return a
 }
+
+// The heap is 4-ary: half the levels of a binary heap, and a node's children share a cache line.
+
 func siftDown(h []uint64, i int) {
 	n := len(h)
 	x := h[i]
 	for {
-		c := 2*i + 1
+		c := 4*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && h[c+1] < h[c] {
-			c++
+		// The smallest of the up to four children c..c+3.
+		m, mv := c, h[c]
+		if c+3 < n {
+			if v := h[c+1]; v < mv {
+				m, mv = c+1, v
+			}
+			if v := h[c+2]; v < mv {
+				m, mv = c+2, v
+			}
+			if v := h[c+3]; v < mv {
+				m, mv = c+3, v
+			}
+		} else {
+			for k := c + 1; k < n; k++ {
+				if v := h[k]; v < mv {
+					m, mv = k, v
+				}
+			}
 		}
-		if h[c] >= x {
+		if mv >= x {
 			break
 		}
-		h[i] = h[c]
-		i = c
+		h[i] = mv
+		i = m
 	}
 	h[i] = x
 }
@@ -320,7 +400,7 @@ func siftDown(h []uint64, i int) {
 func siftUp(h []uint64, i int) {
 	x := h[i]
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if h[p] <= x {
 			break
 		}

@@ -57,7 +57,7 @@ func scan(s string, i int, want uint8) int {
 			i++
 			continue
 		}
-		c, n := classWide(s, i)
+		c, n := classWide(s[i:])
 		if c&want == 0 {
 			return i
 		}
@@ -76,7 +76,7 @@ func scanOther(s string, i int) int {
 			i++
 			continue
 		}
-		c, n := classWide(s, i)
+		c, n := classWide(s[i:])
 		if c&(cWS|cL|cN) != 0 {
 			return i
 		}
@@ -88,7 +88,10 @@ func scanOther(s string, i int) int {
 // numbers matches \p{N}{1,3} at i (the character at i is a number).
 func numbers(s string, i int) int {
 	for k := 0; k < 3 && i < len(s); k++ {
-		c, n := classAt(s, i)
+		c, n := asciiClass[s[i]], 1
+		if s[i] >= 0x80 {
+			c, n = classWide(s[i:])
+		}
 		if c&cN == 0 {
 			break
 		}
@@ -111,7 +114,10 @@ func spaces(s string, i int) int {
 			j++
 			continue
 		}
-		c, n := classAt(s, j)
+		c, n := asciiClass[b], 1
+		if b >= 0x80 {
+			c, n = classWide(s[j:])
+		}
 		if c&cWS == 0 {
 			break
 		}
@@ -151,7 +157,10 @@ func splitCL100K(s string, i int) int {
 			return k
 		}
 	}
-	c, n := classAt(s, i)
+	c, n := asciiClass[b], 1 // classAt, inline
+	if b >= 0x80 {
+		c, n = classWide(s[i:])
+	}
 	if c&cL != 0 {
 		return scan(s, i+n, cL)
 	}
@@ -160,7 +169,12 @@ func splitCL100K(s string, i int) int {
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+ with the prefix.
 	if !isCRLF(b) && i+n < len(s) {
-		if c1, n1 := classAt(s, i+n); c1&cL != 0 {
+		b1 := s[i+n]
+		c1, n1 := asciiClass[b1], 1
+		if b1 >= 0x80 {
+			c1, n1 = classWide(s[i+n:])
+		}
+		if c1&cL != 0 {
 			return scan(s, i+n+n1, cL)
 		}
 	}
@@ -194,7 +208,7 @@ func lettersO200K(s string, j int, first bool) int {
 		if b := s[k]; b < 0x80 {
 			c = asciiClass[b]
 		} else {
-			c, n = classWide(s, k)
+			c, n = classWide(s[k:])
 		}
 		if c&cUpper == 0 {
 			break

@@ -196,12 +196,9 @@ func (v *vocab) rank(t string) uint32 {
 	return v.probe(v.table, v.mask, t, k8, h)
 }
 
-// rankPiece is rank for lookups that usually succeed (whole pieces): the hot table first.
-func (v *vocab) rankPiece(t string) uint32 {
-	if len(t) > v.maxLen {
-		return noRank
-	}
-	k8, h := keyHash(t)
+// rankPieceHash is rank for lookups that usually succeed (whole pieces): the hot table first.
+// k8 and h are keyHash(t), and len(t) <= v.maxLen.
+func (v *vocab) rankPieceHash(t string, k8, h uint64) uint32 {
 	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
 		return r
 	}
