@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,30 +15,9 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-)
 
-// labChromium finds Debian's headless Chromium, or skips (fails under
-// PARLEY_TEST_REQUIRE_ALL=1); the same lookup as web/browser_test.go.
-func labChromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("PARLEY_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	msg := "no chromium: install it (apt-get install -y chromium) or set PARLEY_TEST_CHROMIUM to run the format lab's browser test"
-	if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
+	"github.com/parleyhq/parley/internal/browsertest"
+)
 
 // benchmarkFigures is what the lab and `parley a2c benchmark --json` both report.
 type benchmarkFigures struct {
@@ -66,21 +44,9 @@ type benchmarkFigures struct {
 // pasted leaves the browser.
 func TestFormatLab(t *testing.T) {
 	parley(t)
-	chrome := labChromium(t)
 	s := startServer(t, "lab", nil, "--db", "sqlite:"+filepath.Join(t.TempDir(), "parley.db"))
 
-	actx, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first Run starts the browser; it must not carry a timeout (see chromedp.Run).
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	ctx := browsertest.New(t)
 
 	// Every request the page makes: same origin, GET, and only the lab's own files.
 	var mu sync.Mutex

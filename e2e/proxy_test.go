@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parleyhq/parley/internal/browsertest"
 	"github.com/parleyhq/parley/internal/servertest"
 )
 
@@ -41,23 +42,7 @@ const publicHost = "parley.example.test"
 // nginxPath finds Debian's nginx, or skips (fails under PARLEY_TEST_REQUIRE_ALL=1).
 func nginxPath(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("PARLEY_TEST_NGINX"), "/usr/sbin/nginx"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	msg := "no nginx: install it (apt-get install -y nginx) or set PARLEY_TEST_NGINX to run the reverse-proxy test"
-	if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return browsertest.Find(t, "nginx", "PARLEY_TEST_NGINX", "apt-get install -y nginx", "/usr/sbin/nginx")
 }
 
 // selfSigned writes a self-signed certificate for publicHost and its key, as PEM files, and
@@ -490,42 +475,7 @@ func mcpText(t *testing.T, ctx context.Context, cs *sdk.ClientSession, name stri
 // without Chromium.
 func proxyBrowser(t *testing.T) context.Context {
 	t.Helper()
-	path := ""
-	for _, p := range []string{os.Getenv("PARLEY_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); p != "" && err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		msg := "no chromium: install it (apt-get install -y chromium) or set PARLEY_TEST_CHROMIUM"
-		if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
+	return browsertest.New(t,
 		chromedp.Flag("host-resolver-rules", "MAP "+publicHost+" 127.0.0.1"),
-		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+		chromedp.Flag("ignore-certificate-errors", true))
 }

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,61 +10,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parleyhq/parley/internal/browsertest"
 	"github.com/parleyhq/parley/web"
 )
-
-// chromium finds Debian's headless-capable Chromium, or skips (fails under
-// PARLEY_TEST_REQUIRE_ALL=1) with how to get it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("PARLEY_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	msg := "no chromium: install it (apt-get install -y chromium) or set PARLEY_TEST_CHROMIUM to run the browser tests"
-	if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // newBrowser starts a fresh headless Chromium with its own profile and returns a tab.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	path := chromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	// The first Run starts the browser; it must not carry a timeout (see chromedp.Run).
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	return browsertest.New(t, chromedp.Flag("force-color-profile", "srgb"), chromedp.Flag("hide-scrollbars", true))
 }
 
 // artifact writes b under $PARLEY_TEST_ARTIFACTS (or the test's temp dir) and logs where.
