@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/accept"
 	"github.com/parleyhq/parley/internal/lru"
 )
 
@@ -42,27 +43,6 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// acceptsGzip reports whether the request's Accept-Encoding allows gzip: "gzip", "x-gzip"
-// or "*", with a q-value other than 0.
-func acceptsGzip(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept-Encoding") {
-		for _, part := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
-				continue
-			}
-			if q, ok := strings.CutPrefix(strings.ReplaceAll(strings.ToLower(params), " ", ""), "q="); ok {
-				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
 // gzipETag returns the ETag of the gzip representation of the resource whose identity ETag
 // is etag (strong or weak).
 func gzipETag(etag string) string {
@@ -89,7 +69,7 @@ func representationETag(w http.ResponseWriter, etag string, size int64) string {
 func (s *Server) compressed(h apiHandler) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request, c *parley.Caller) error {
 		w.Header().Add("Vary", "Accept-Encoding")
-		if !acceptsGzip(r) {
+		if !accept.Gzip(r) {
 			return h(w, r, c)
 		}
 		gw := &gzipWriter{ResponseWriter: w, head: r.Method == http.MethodHead}
@@ -111,7 +91,7 @@ func compressedHandler(h http.Handler) http.Handler {
 			return
 		}
 		w.Header().Add("Vary", "Accept-Encoding")
-		if !acceptsGzip(r) {
+		if !accept.Gzip(r) {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/accept"
 )
 
 // The format lab (/lab): a page that runs parley's Go code in the browser (lab/wasm, built
@@ -61,7 +62,7 @@ func serveGzipped(w http.ResponseWriter, r *http.Request, gz []byte, ctype strin
 	hd.Set("Content-Type", ctype)
 	hd.Set("Cache-Control", "public, max-age=300")
 	hd.Set("Vary", "Accept-Encoding")
-	if acceptsGzip(r) {
+	if accept.Gzip(r) {
 		hd.Set("Content-Encoding", "gzip")
 		w.Write(gz)
 		return
@@ -140,23 +141,4 @@ func gunzip(gz []byte) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(zr)
-}
-
-// acceptsGzip reports whether the request's Accept-Encoding names gzip (or *) with a
-// q-value other than 0.
-func acceptsGzip(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept-Encoding") {
-		for _, part := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
-				continue
-			}
-			if strings.ReplaceAll(strings.ToLower(params), " ", "") == "q=0" {
-				continue
-			}
-			return true
-		}
-	}
-	return false
 }
