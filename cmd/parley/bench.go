@@ -98,13 +98,9 @@ func runBenchFormats(ctx context.Context, e *env, args []string) error {
 	if *readers < 1 {
 		return usageErrorf("--readers must be at least 1, not %d", *readers)
 	}
-	studyFS, where, err := openStudy(*studyDir)
+	_, st, where, err := loadStudy(*studyDir)
 	if err != nil {
 		return err
-	}
-	st, err := bench.LoadStudy(studyFS)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
 	}
 	var encs []bench.Encoding
 	for _, name := range bpe.Names() {
@@ -132,6 +128,20 @@ func runBenchFormats(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = io.WriteString(e.stdout, formatsText(st, where, res, formats))
 	return err
+}
+
+// loadStudy opens the study folder (see openStudy) and reads its study; an error names
+// where it was looked for.
+func loadStudy(dir string) (fs.FS, *bench.Study, string, error) {
+	studyFS, where, err := openStudy(dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	st, err := bench.LoadStudy(studyFS)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", where, err)
+	}
+	return studyFS, st, where, nil
 }
 
 // openStudy resolves the study folder: the flag, else ../shared/study, else the embedded copy.

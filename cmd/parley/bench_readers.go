@@ -73,13 +73,9 @@ func runBenchReaders(ctx context.Context, e *env, args []string) error {
 	if *trials < 1 {
 		return usageErrorf("--trials must be at least 1, not %d", *trials)
 	}
-	studyFS, where, err := openStudy(*studyDir)
+	studyFS, st, where, err := loadStudy(*studyDir)
 	if err != nil {
 		return err
-	}
-	st, err := bench.LoadStudy(studyFS)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
 	}
 	cases, err := readers.Cases(st, studyFS, bench.DefaultFormats())
 	if err != nil {
