@@ -20,6 +20,32 @@ func newBrowser(t *testing.T) context.Context {
 	return browsertest.New(t, chromedp.Flag("force-color-profile", "srgb"), chromedp.Flag("hide-scrollbars", true))
 }
 
+// tab is a browser tab and the test that drives it.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// step runs actions, failing the test with name when they fail or take over 20 s.
+func (b tab) step(name string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// eval evaluates js in the page and returns its string value, failing the test on error.
+func (b tab) eval(js string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		b.t.Fatalf("%s: %v", js, err)
+	}
+	return s
+}
+
 // artifact writes b under $PARLEY_TEST_ARTIFACTS (or the test's temp dir) and logs where.
 func artifact(t *testing.T, name string, b []byte) string {
 	t.Helper()
@@ -94,14 +120,7 @@ func TestBrowserLiveTranscript(t *testing.T) {
 	f := newFixture(t, web.Options{})
 	seedRoom(t, f)
 
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
+	step := tab{t, ctx}.step
 	step("sign in",
 		chromedp.Navigate(f.url+"/rooms/limiter"),
 		chromedp.WaitVisible("#token"),

@@ -1,12 +1,10 @@
 package web_test
 
 import (
-	"context"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -70,22 +68,7 @@ func TestSearchPage(t *testing.T) {
 func TestBrowserPartsAndSearch(t *testing.T) {
 	ctx := newBrowser(t)
 	f := searchRoomFixture(t)
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return s
-	}
+	step, eval := tab{t, ctx}.step, tab{t, ctx}.eval
 	step("sign in",
 		chromedp.EmulateViewport(1400, 900),
 		chromedp.Navigate(f.url+"/rooms/limiter"),
