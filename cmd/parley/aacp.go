@@ -101,22 +101,7 @@ func runAACPValidate(ctx context.Context, e *env, args []string) error {
 		failed = failed || convention.HasError(diags)
 		results = append(results, lintResult{File: displayName(f), Format: "aacp", Diagnostics: diags})
 	}
-	if *asJSON {
-		if err := writeJSONIndent(e.stdout, results); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range results {
-			writeDiagnostics(e.stdout, r.File, r.Diagnostics)
-		}
-	}
-	switch {
-	case unreadable:
-		return &exitError{code: 2}
-	case failed:
-		return errSilentFailure
-	}
-	return nil
+	return e.reportLint(results, *asJSON, unreadable, failed)
 }
 
 const aacpEncodeDescription = `

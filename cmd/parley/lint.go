@@ -103,7 +103,14 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		failed = failed || convention.HasError(r.Diagnostics)
 		results = append(results, r)
 	}
-	if *asJSON {
+	return e.reportLint(results, *asJSON, unreadable, failed)
+}
+
+// reportLint prints the results of a lint run, as JSON or as one line per diagnostic, and
+// returns the exit: 2 when a file could not be read, 1 (silently: the diagnostics said why)
+// when one has an error.
+func (e *env) reportLint(results []lintResult, asJSON, unreadable, failed bool) error {
+	if asJSON {
 		if err := writeJSONIndent(e.stdout, results); err != nil {
 			return err
 		}
