@@ -444,18 +444,23 @@ func (d dupCheck) seq(n, extra int) int64 {
 
 // qCheck finds, of the seat's messages with hash $3: the latest posted after $4 (when not
 // null); the latest (when $5 > 0), and how many of the seat's messages follow it, up to $5.
-// Each lookup of the hash reads the (room, seat, hash, seq) index backwards, and stops at the
-// first row: the ORDER BY is that index's, so that the plan stays on it even when the table's
-// statistics are stale (a new database: a plan on the (room, seat, seq) index that filters
-// the hash would read every message of the seat).
+//
+// Each lookup of the hash must read the (room, seat, hash, seq) index backwards and stop at
+// its first row. Written hash = $3, it would leave the planner a tie whenever the table's
+// statistics are missing or stale (a new database, the first minute of a busy one): every
+// equality's default selectivity brings both indexes down to one row, and the smaller
+// (room, seat, seq) index wins, filtering the hash over every message of the seat, under the
+// room's lock. hash >= $3 AND hash <= $3 is the same test on bytea, but not an equality, so
+// the ORDER BY on the hash is one that only the hash index gives without a sort
+// (TestDuplicateQueryPlan).
 const qCheck = `SELECT
 	coalesce((SELECT seq FROM messages
-		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4
+		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3 AND time > $4
 		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
 	coalesce(h.seq, 0),
 	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = $2 AND seq > h.seq LIMIT $5) after)
 FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
-	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash = $3
+	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
 	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
 
 // wantDuplicate reports whether there is anything to check for a repeat.
