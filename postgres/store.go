@@ -115,3 +115,18 @@ func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 		return sqlstore.ImportRoom(ctx, tx, dialect{}, a)
 	})
 }
+
+// qAddStat is sqlstore.QueryAddStat committed without waiting for the WAL flush: the
+// service buffers counters in memory for a second and accepts losing them in a crash, so
+// waiting for the disk would add nothing but an fsync per counter, in the middle of the
+// appends' group commits. A later commit that waits for the flush (any append) makes it
+// durable too, since the WAL is written in order.
+const qAddStat = `INSERT INTO stats (room, seat, key, value)
+	SELECT $1, $2, $3, $4 FROM (SELECT set_config('synchronous_commit', 'off', true)) async
+	ON CONFLICT (room, seat, key) DO UPDATE SET value = stats.value + excluded.value`
+
+// AddStat adds delta to a per-room, per-seat counter. ENOTFOUND for the room.
+func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64) error {
+	_, err := s.pool.Exec(ctx, qAddStat, room, seat, key, delta)
+	return sqlstore.StatError(room, dialect{}, err)
+}
