@@ -1,28 +1,53 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 // Group commit. An append locks its room's row (rooms.last_seq) until it commits, and the
-// commit waits for the WAL to be flushed: appends to one room ran one after the other, each
-// holding the lock through its own flush. Instead, the appends of this process to one room
-// that are waiting at the same moment run in one transaction, each inside its own savepoint,
-// and commit with one flush. An append that fails is rolled back to its savepoint alone, seq
-// included, and gets its own error; the others commit. Nothing returns before its commit, so
+// commit waits for the WAL to be flushed, so the appends to one room are serialised across
+// every process, each holder of the lock keeping it through its own flush. What a holder does
+// while it holds the lock therefore bounds the room's posts per second, the more so when
+// several processes take turns at it.
+//
+// So the appends of this process to one room that are waiting at the same moment form one
+// batch, one transaction, and the batch holds the lock for two round trips:
+//
+//  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
+//     stats of the room does not wait for), and every append's idempotency and dedup check,
+//     pipelined. They run after the lock, so they see every append to the room that any
+//     process committed before it.
+//  2. Here, in order: an append whose key the room already holds, or an earlier append of the
+//     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
+//     batch, is refused; the others get the next seqs, one after the other. Then their
+//     writes (lapse, message, asks, answers), the room's new last_seq, one NOTIFY with it,
+//     and COMMIT, pipelined: the commit's flush ends the round trip.
+//
+// A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
+// refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
+// batch starts again without it, from the lock, so that no seq is lost and every check sees
+// what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
+// finds its ask closed updates no row rather than failing. Nothing returns before its commit:
 // the guarantee is the one of a transaction per append; only the lock and the flush are
-// shared. Appends of other processes wait for the room's lock as before.
+// shared.
 //
 // A batch takes the appends already waiting; it never waits for more, so a lone append is
 // committed at once.
 
-// maxBatch bounds one transaction. It also keeps a transaction within the 64
-// subtransactions that PostgreSQL caches per backend; beyond them every other session's
-// snapshot checks get slower.
+// maxBatch bounds one transaction.
 const maxBatch = 64
 
 // groupOp is one append waiting for its room's batch.
@@ -33,6 +58,13 @@ type groupOp struct {
 	out  parley.Appended
 	err  error
 	done chan struct{}
+
+	// Set by each attempt of the batch.
+	orig   *parley.Message // the stored message with this key, if any
+	dup    dupCheck
+	seq    int64 // 0 unless the attempt stores the append
+	args   []any // of its INSERT, when it does
+	failed bool  // refused (err set)
 }
 
 // roomQueue holds the appends waiting for one room; running tells whether a goroutine is
@@ -87,67 +119,359 @@ func (s *Store) runRoom(room string, q *roomQueue) {
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]
 		s.groups.mu.Unlock()
-		s.commitBatch(batch)
+		s.commitBatch(room, batch)
 	}
 }
 
-func (s *Store) commitBatch(batch []*groupOp) {
-	ctx := context.Background()
-	var ok []*groupOp // appends that ran without error and wait for the commit
+// commitBatch stores a batch of appends to room and answers each.
+func (s *Store) commitBatch(room string, batch []*groupOp) {
 	defer func() {
 		for _, o := range batch {
 			close(o.done)
 		}
 	}()
-	// When the transaction fails as a whole, every answer computed in it fails with it: a
-	// replay or a duplicate found there may name a sibling's message that was never stored.
-	fail := func(err error) {
-		for _, o := range batch {
-			o.out, o.err = parley.Appended{}, err
-		}
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		fail(fmt.Errorf("append: %w", err))
-		return
-	}
-	defer tx.Rollback(context.Background())
+	ctx := context.Background()
+	live := make([]*groupOp, 0, len(batch))
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			continue
 		}
-		// appendTx opens the savepoint "op" in its first round trip. Savepoints of earlier
-		// appends are not released: a release costs a round trip and frees nothing that
-		// matters (their subtransactions stay part of the transaction either way), and
-		// ROLLBACK TO names the latest.
-		out, err := appendTx(context.WithoutCancel(o.ctx), tx, o.a, o.m)
-		o.out, o.err = out, err
-		if err != nil || out.Replay {
-			// A replay took a seq too, before it found the original: it goes back.
-			if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT op`); rerr != nil {
-				// The savepoint may never have been made (a lost connection): the batch
-				// fails as one.
-				if err == nil {
-					fail(fmt.Errorf("append: after a replay: rollback to savepoint: %w", rerr))
-				} else {
-					fail(fmt.Errorf("append: after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
-				}
-				return
+		live = append(live, o)
+	}
+	if len(live) == 0 {
+		return
+	}
+	// When the transaction fails as a whole, every answer computed in it fails with it: a
+	// replay or a duplicate found there may name a sibling's message that was never stored.
+	fail := func(err error) {
+		for _, o := range live {
+			o.out, o.err = parley.Appended{}, err
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		fail(fmt.Errorf("append: %w", err))
+		return
+	}
+	// A connection left inside a transaction by an error below is closed by the pool.
+	defer conn.Release()
+	for len(live) > 0 {
+		last, bad, err := s.attempt(ctx, conn, room, live)
+		if err != nil {
+			conn.Exec(ctx, `ROLLBACK`) // best effort; Release closes a connection still in a transaction
+			fail(err)
+			return
+		}
+		if bad == nil {
+			if last > 0 {
+				// This process's watchers need not wait for the notification.
+				s.watch.Publish(room, last)
 			}
+			return
+		}
+		// bad failed alone: the batch starts again without it.
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			fail(fmt.Errorf("append: after %w: rollback: %w", bad.err, err)) // both: a full disk stays recognisable
+			return
+		}
+		bad.out = parley.Appended{}
+		live = slices.DeleteFunc(live, func(o *groupOp) bool { return o == bad })
+	}
+}
+
+// stmtOwner tells which append a statement of a pipeline belongs to (nil: the batch's own).
+type stmtOwner struct {
+	op    *groupOp
+	lapse bool
+	asks  bool
+}
+
+// attempt runs the batch once. It returns the room's new last seq after a commit (0 when
+// nothing was stored and the transaction was rolled back), or the append whose write failed
+// alone (bad, with its error set; the transaction is then aborted or open and must be rolled
+// back), or an error that fails the whole batch.
+func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp) (last int64, bad *groupOp, err error) {
+	for _, o := range ops {
+		o.orig, o.dup, o.seq, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, nil, false, parley.Appended{}, nil
+	}
+
+	// Round trip 1: the lock and the checks.
+	b := &pgx.Batch{}
+	owners := []stmtOwner{{}, {}}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT last_seq FROM rooms WHERE name = $1 FOR NO KEY UPDATE`, room)
+	for _, o := range ops {
+		if o.m.IdempotencyKey != "" {
+			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
+			owners = append(owners, stmtOwner{op: o})
+		}
+		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+			b.Queue(qCheck, duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)...)
+			owners = append(owners, stmtOwner{op: o})
+		}
+	}
+	br := conn.SendBatch(ctx, b)
+	i := 0
+	stmtErr := func(err error) (int64, *groupOp, error) {
+		br.Close()
+		if o := owners[i].op; o != nil && isStatementError(err) {
+			o.err = fmt.Errorf("append: %w", err)
+			return 0, o, nil
+		}
+		return 0, nil, fmt.Errorf("append: %w", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return stmtErr(err)
+	}
+	i++
+	if err := br.QueryRow().Scan(&last); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			br.Close()
+			for _, o := range ops {
+				o.err = sqlstore.RoomNotFound(room)
+			}
+			if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+				return 0, nil, fmt.Errorf("append: rollback: %w", err)
+			}
+			return 0, nil, nil
+		}
+		return stmtErr(err)
+	}
+	for _, o := range ops {
+		if o.m.IdempotencyKey != "" {
+			i++
+			orig, err := sqlstore.ScanMessage(br.QueryRow())
+			switch {
+			case err == nil:
+				o.orig = orig
+			case !errors.Is(err, pgx.ErrNoRows):
+				return stmtErr(fmt.Errorf("idempotency key: %w", err))
+			}
+		}
+		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+			i++
+			if err := br.QueryRow().Scan(&o.dup.window, &o.dup.latest, &o.dup.after); err != nil {
+				return stmtErr(fmt.Errorf("dedup: %w", err))
+			}
+		}
+	}
+	if err := br.Close(); err != nil {
+		return 0, nil, fmt.Errorf("append: %w", err)
+	}
+
+	// Decide, in the batch's order, as if each append ran alone after the ones before it.
+	next := last
+	var stored []*groupOp
+	lapses := false
+	for _, o := range ops {
+		decide(o, stored)
+		if o.failed || o.out.Replay {
 			continue
 		}
-		ok = append(ok, o)
+		args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+		if err != nil {
+			o.err, o.failed = err, true
+			continue
+		}
+		next++
+		o.seq, o.args = next, args
+		stored = append(stored, o)
+		lapses = lapses || o.a.Lapses != nil
 	}
-	if len(ok) == 0 {
+	if len(stored) == 0 {
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			return 0, nil, fmt.Errorf("append: rollback: %w", err)
+		}
+		return 0, nil, nil
+	}
+
+	// Round trip 2: the writes and, unless a lapse must be checked first, the commit.
+	b = &pgx.Batch{}
+	owners = owners[:0]
+	for _, o := range stored {
+		if o.a.Lapses != nil {
+			b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(o.a, o.seq, room)...)
+			owners = append(owners, stmtOwner{op: o, lapse: true})
+		}
+		b.Queue(sqlstore.QueryInsertMessage, o.args...)
+		owners = append(owners, stmtOwner{op: o})
+		for _, ask := range o.a.Asks {
+			b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &o.m, o.seq)...)
+			owners = append(owners, stmtOwner{op: o, asks: true})
+		}
+		if len(o.a.Answers) > 0 {
+			b.Queue(qAnswer, parley.AskAnswered, o.seq, room, o.a.Answers, parley.AskOpen, o.m.Seat)
+			owners = append(owners, stmtOwner{op: o})
+		}
+	}
+	b.Queue(`UPDATE rooms SET last_seq = $2 WHERE name = $1`, room, next)
+	owners = append(owners, stmtOwner{})
+	// Delivered to every listener when, and only if, the transaction commits. Watchers want
+	// the room's last seq, so one notification says it for the whole batch.
+	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(room, next))
+	owners = append(owners, stmtOwner{})
+	if !lapses {
+		b.Queue(`COMMIT`)
+		owners = append(owners, stmtOwner{})
+	}
+	br = conn.SendBatch(ctx, b)
+	var lapsed *groupOp
+	for i = range owners {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			ow := owners[i]
+			if ow.op == nil || !isStatementError(err) {
+				if i == len(owners)-1 && !lapses {
+					return 0, nil, fmt.Errorf("append: commit: %w", err)
+				}
+				return 0, nil, fmt.Errorf("append: %w", err)
+			}
+			o := ow.op
+			switch {
+			case ow.asks && sqlState(err) == uniqueViolation:
+				o.err = parley.Errorf(parley.EINVALID, "two asks on one line")
+			case ow.lapse:
+				o.err = fmt.Errorf("append: lapse ask: %w", err)
+			default:
+				o.err = fmt.Errorf("append: %w", err)
+			}
+			o.failed = true
+			return 0, o, nil
+		}
+		if owners[i].lapse && tag.RowsAffected() == 0 && lapsed == nil {
+			lapsed = owners[i].op
+		}
+	}
+	if err := br.Close(); err != nil {
+		return 0, nil, fmt.Errorf("append: %w", err)
+	}
+	if lapses {
+		if lapsed != nil {
+			lapsed.err, lapsed.failed = sqlstore.AskNotOpen(lapsed.a.Lapses.Seq, lapsed.a.Lapses.Line), true
+			return 0, lapsed, nil
+		}
+		if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+			return 0, nil, fmt.Errorf("append: commit: %w", err)
+		}
+	}
+	for _, o := range stored {
+		o.out = parley.Appended{Message: sqlstore.Stored(o.m, o.seq)}
+	}
+	return next, nil, nil
+}
+
+const qAnswer = `UPDATE asks SET state = $1, closed_by = $2
+	WHERE room = $3 AND seq = ANY($4) AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
+
+// decide answers o from the checks run under the lock and the appends of the batch before it
+// that this attempt stores (stored), as the store would have had o run alone after them: a
+// replay of a key stored or stored earlier in the batch, or a refused repeat, or neither
+// (o.out and o.err unset, o.failed false).
+func decide(o *groupOp, stored []*groupOp) {
+	if key := o.m.IdempotencyKey; key != "" {
+		if o.orig != nil {
+			o.out = parley.Appended{Message: o.orig, Replay: true}
+			return
+		}
+		for _, p := range stored {
+			if p.m.Seat == o.m.Seat && p.m.IdempotencyKey == key {
+				o.out = parley.Appended{Message: sqlstore.Stored(p.m, p.seq), Replay: true}
+				return
+			}
+		}
+	}
+	if !wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
 		return
 	}
-	if err := tx.Commit(ctx); err != nil {
-		fail(fmt.Errorf("append: commit: %w", err))
-		return
+	// The seat's messages stored earlier in the batch come after every stored one: they
+	// count among its last N, and a copy among them is the latest.
+	var mine []*groupOp
+	for _, p := range stored {
+		if p.m.Seat == o.m.Seat {
+			mine = append(mine, p)
+		}
 	}
-	for _, o := range ok {
-		// This process's watchers need not wait for the notification.
-		s.watch.Publish(o.out.Room, o.out.Seq)
+	n := o.a.DedupLast
+	dup := o.dup.seq(n, len(mine))
+	for i, p := range mine {
+		if !bytes.Equal(p.m.Hash, o.m.Hash) {
+			continue
+		}
+		inWindow := !o.a.DedupSince.IsZero() && p.m.Time.After(o.a.DedupSince)
+		inLast := n > 0 && len(mine)-1-i < n
+		if inWindow || inLast {
+			dup = max(dup, p.seq)
+		}
 	}
+	if dup != 0 {
+		o.err, o.failed = sqlstore.DuplicateError(dup), true
+	}
+}
+
+// isStatementError reports whether err is PostgreSQL refusing a statement (its values, a
+// constraint), as opposed to the connection failing: an error that one append's statement
+// caused and that the batch can go on without.
+func isStatementError(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "22", "23": // data exception, integrity constraint violation
+		return true
+	}
+	return false
+}
+
+// dupCheck is what qCheck finds of a seat's earlier messages with a hash.
+type dupCheck struct {
+	window int64 // the latest seq of a copy posted after since, or 0
+	latest int64 // the latest copy's seq when the last N are checked, or 0
+	after  int64 // the seat's messages after latest, counted up to N
+}
+
+// seq is the seq the repeat points at, or 0, when the seat has posted extra messages since
+// the check (messages of the same batch, stored after every one the check saw).
+func (d dupCheck) seq(n, extra int) int64 {
+	dup := d.window
+	if n > 0 && d.latest > 0 && d.after+int64(extra) < int64(n) {
+		dup = max(dup, d.latest)
+	}
+	return dup
+}
+
+// qCheck finds, of the seat's messages with hash $3: the latest posted after $4 (when not
+// null); the latest (when $5 > 0), and how many of the seat's messages follow it, up to $5.
+//
+// Each lookup of the hash must read the (room, seat, hash, seq) index backwards and stop at
+// its first row. Written hash = $3, it would leave the planner a tie whenever the table's
+// statistics are missing or stale (a new database, the first minute of a busy one): every
+// equality's default selectivity brings both indexes down to one row, and the smaller
+// (room, seat, seq) index wins, filtering the hash over every message of the seat, under the
+// room's lock. hash >= $3 AND hash <= $3 is the same test on bytea, but not an equality, so
+// the ORDER BY on the hash is one that only the hash index gives without a sort
+// (TestDuplicateQueryPlan).
+const qCheck = `SELECT
+	coalesce((SELECT seq FROM messages
+		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3 AND time > $4
+		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
+	coalesce(h.seq, 0),
+	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = $2 AND seq > h.seq LIMIT $5) after)
+FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
+	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
+	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
+
+// wantDuplicate reports whether there is anything to check for a repeat.
+func wantDuplicate(hash []byte, since time.Time, n int) bool {
+	return len(hash) > 0 && (!since.IsZero() || n > 0)
+}
+
+func duplicateArgs(room, seat string, hash []byte, since time.Time, n int) []any {
+	var sinceArg *time.Time
+	if !since.IsZero() {
+		sinceArg = &since
+	}
+	return []any{room, seat, hash, sinceArg, int64(max(n, 0))}
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -60,145 +59,17 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	return s.group(ctx, a, m)
 }
 
-// appendTx is Append inside its (shared) transaction, in a savepoint that the caller rolls
-// back to when it fails or is a replay. It does not commit.
-func appendTx(ctx context.Context, tx pgx.Tx, a *parley.Append, m parley.Message) (parley.Appended, error) {
-	seq, orig, err := lockAndCheck(ctx, tx, a, &m)
-	if err != nil || orig != nil {
-		return parley.Appended{Message: orig, Replay: orig != nil}, err
-	}
-	args, err := sqlstore.MessageArgs(dialect{}, &m, seq)
-	if err != nil {
-		return parley.Appended{}, err
-	}
-	// The writes go in one batch: one round trip instead of one per statement. The lapse goes
-	// first, so that its result can be read before the others'.
-	b := &pgx.Batch{}
-	if a.Lapses != nil {
-		b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(a, seq, m.Room)...)
-	}
-	b.Queue(sqlstore.QueryInsertMessage, args...)
-	for _, ask := range a.Asks {
-		b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &m, seq)...)
-	}
-	if len(a.Answers) > 0 {
-		b.Queue(`UPDATE asks SET state = $1, closed_by = $2
-			WHERE room = $3 AND seq = ANY($4) AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`,
-			parley.AskAnswered, seq, m.Room, a.Answers, parley.AskOpen, m.Seat)
-	}
-	// Delivered to every listener when, and only if, the transaction commits.
-	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(m.Room, seq))
-	br := tx.SendBatch(ctx, b)
-	if a.Lapses != nil {
-		tag, err := br.Exec()
-		if err == nil && tag.RowsAffected() == 0 {
-			br.Close()
-			return parley.Appended{}, sqlstore.AskNotOpen(a.Lapses.Seq, a.Lapses.Line)
-		}
-		if err != nil {
-			br.Close()
-			return parley.Appended{}, fmt.Errorf("append: lapse ask: %w", err)
-		}
-	}
-	if err := br.Close(); err != nil {
-		if sqlState(err) == uniqueViolation && len(a.Asks) > 0 {
-			return parley.Appended{}, parley.Errorf(parley.EINVALID, "two asks on one line")
-		}
-		return parley.Appended{}, fmt.Errorf("append: %w", err)
-	}
-	return parley.Appended{Message: sqlstore.Stored(m, seq)}, nil
-}
-
-// lockAndCheck takes the room's next seq, which locks its row, and then runs the idempotency
-// and dedup checks, all in one round trip: statements of a batch run in order, so the checks
-// run after the lock and see every append to the room that committed before it. On a replay
-// it returns the original message (orig).
-func lockAndCheck(ctx context.Context, tx pgx.Tx, a *parley.Append, m *parley.Message) (seq int64, orig *parley.Message, err error) {
-	b := &pgx.Batch{}
-	b.Queue(`SAVEPOINT op`) // see group.go: in the same round trip
-	b.Queue(sqlstore.QueryNextSeq, m.Room)
-	if m.IdempotencyKey != "" {
-		b.Queue(qByKey, m.Room, m.Seat, m.IdempotencyKey)
-	}
-	dedup := wantDuplicate(m.Hash, a.DedupSince, a.DedupLast)
-	if dedup {
-		b.Queue(qDuplicate, duplicateArgs(m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast)...)
-	}
-	br := tx.SendBatch(ctx, b)
-	defer func() {
-		if cerr := br.Close(); cerr != nil && err == nil {
-			seq, orig, err = 0, nil, fmt.Errorf("append: %w", cerr)
-		}
-	}()
-
-	if _, err := br.Exec(); err != nil {
-		return 0, nil, fmt.Errorf("append: savepoint: %w", err)
-	}
-	err = br.QueryRow().Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil, sqlstore.RoomNotFound(m.Room)
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("append: %w", err)
-	}
-	if m.IdempotencyKey != "" {
-		orig, err := sqlstore.ScanMessage(br.QueryRow())
-		switch {
-		case err == nil:
-			return 0, orig, nil // the rollback returns the seq
-		case !errors.Is(err, pgx.ErrNoRows):
-			return 0, nil, fmt.Errorf("append: idempotency key: %w", err)
-		}
-	}
-	if dedup {
-		var dup int64
-		if err := br.QueryRow().Scan(&dup); err != nil {
-			return 0, nil, fmt.Errorf("append: dedup: %w", err)
-		}
-		if dup != 0 {
-			return 0, nil, sqlstore.DuplicateError(dup)
-		}
-	}
-	return seq, nil, nil
-}
-
-// qDuplicate finds the latest seq among the seat's messages with this hash that were posted
-// after $4 (when not null) or are among its last $5 (when $5 > 0), or 0. For the last N, the
-// index on (room, seat, hash, seq) finds the seat's latest message with this hash (almost
-// always none), and only then does the (room, seat, seq) index count, at most N entries, the
-// seat's messages after it: if fewer than N, it is among the last N.
-const qDuplicate = `SELECT greatest(
-	(SELECT max(seq) FROM messages
-		WHERE $4::timestamptz IS NOT NULL AND room = $1 AND seat = $2 AND hash = $3 AND time > $4),
-	(SELECT h.s FROM (SELECT max(seq) AS s FROM messages WHERE room = $1 AND seat = $2 AND hash = $3) h
-		WHERE $5 > 0 AND h.s IS NOT NULL AND (SELECT count(*) FROM (
-			SELECT 1 FROM messages WHERE room = $1 AND seat = $2 AND seq > h.s LIMIT $5) after) < $5),
-	0)`
-
-// wantDuplicate reports whether there is anything to check for a repeat.
-func wantDuplicate(hash []byte, since time.Time, n int) bool {
-	return len(hash) > 0 && (!since.IsZero() || n > 0)
-}
-
-func duplicateArgs(room, seat string, hash []byte, since time.Time, n int) []any {
-	var sinceArg *time.Time
-	if !since.IsZero() {
-		sinceArg = &since
-	}
-	return []any{room, seat, hash, sinceArg, int64(max(n, 0))}
-}
-
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since
 // or among its last n messages, or 0.
 func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
 	if !wantDuplicate(hash, since, n) {
 		return 0, nil
 	}
-	var seq int64
-	if err := s.pool.QueryRow(ctx, qDuplicate, duplicateArgs(room, seat, hash, since, n)...).Scan(&seq); err != nil {
+	var d dupCheck
+	if err := s.pool.QueryRow(ctx, qCheck, duplicateArgs(room, seat, hash, since, n)...).Scan(&d.window, &d.latest, &d.after); err != nil {
 		return 0, fmt.Errorf("duplicate: %w", err)
 	}
-	return seq, nil
+	return d.seq(n, 0), nil
 }
 
 // Watch returns a channel that receives the room's new last seq after appends by any process
@@ -243,4 +114,19 @@ func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 	return pgDB{s.pool}.Tx(ctx, func(tx sqlstore.DB) error {
 		return sqlstore.ImportRoom(ctx, tx, dialect{}, a)
 	})
+}
+
+// qAddStat is sqlstore.QueryAddStat committed without waiting for the WAL flush: the
+// service buffers counters in memory for a second and accepts losing them in a crash, so
+// waiting for the disk would add nothing but an fsync per counter, in the middle of the
+// appends' group commits. A later commit that waits for the flush (any append) makes it
+// durable too, since the WAL is written in order.
+const qAddStat = `INSERT INTO stats (room, seat, key, value)
+	SELECT $1, $2, $3, $4 FROM (SELECT set_config('synchronous_commit', 'off', true)) async
+	ON CONFLICT (room, seat, key) DO UPDATE SET value = stats.value + excluded.value`
+
+// AddStat adds delta to a per-room, per-seat counter. ENOTFOUND for the room.
+func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64) error {
+	_, err := s.pool.Exec(ctx, qAddStat, room, seat, key, delta)
+	return sqlstore.StatError(room, dialect{}, err)
 }

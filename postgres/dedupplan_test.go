@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parleyhq/parley/internal/pgtest"
+)
+
+// TestDuplicateQueryPlan checks that the dedup check finds a hash through the (room, seat,
+// hash, seq) index, even on a table never analysed (a new database) and under the generic
+// plan that a prepared statement settles on: a plan that filtered the hash over the seat's
+// messages would cost each append, under the room's lock, a read of all of them.
+func TestDuplicateQueryPlan(t *testing.T) {
+	s, err := Open(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	conn, err := s.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, q := range []string{
+		`INSERT INTO rooms (name, policy, created_at, last_seq) VALUES ('r', '{}', now(), 2000)`,
+		// One seat's 2,000 messages, each body different; no ANALYZE.
+		`INSERT INTO messages (room, seq, seat, time, format, body, hash)
+			SELECT 'r', i, 'alice', now(), 'convention', convert_to('v1 note ' || i, 'UTF8'),
+				sha256(convert_to('v1 note ' || i, 'UTF8'))
+			FROM generate_series(1, 2000) i`,
+		`SET plan_cache_mode = force_generic_plan`,
+		`PREPARE dup (text, text, bytea, timestamptz, bigint) AS ` + qCheck,
+	} {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	since := time.Now().Add(-time.Hour)
+	sinceArg := "'" + since.UTC().Format(time.RFC3339Nano) + "'"
+	rows, err := conn.Query(t.Context(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+		EXECUTE dup('r', 'alice', sha256(convert_to('v1 note 7', 'UTF8')), `+sinceArg+`, 500)`)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatalf("explain: %v", err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	got := strings.Join(plan, "\n")
+	// Both lookups of the hash on its index, and no more rows read than the seat's messages
+	// after the copy (the count, at most 500) and the copy itself.
+	if n := strings.Count(got, "using messages_seat_hash"); n != 2 || strings.Contains(got, "Filter: (hash") || strings.Contains(got, "Rows Removed by Filter") {
+		t.Errorf("plan of the dedup check:\n%s\nwant both lookups of the hash by index messages_seat_hash, nothing filtered", got)
+	}
+	var d dupCheck
+	if err := conn.QueryRow(t.Context(), `EXECUTE dup('r', 'alice', sha256(convert_to('v1 note 1990', 'UTF8')), `+sinceArg+`, 500)`).Scan(&d.window, &d.latest, &d.after); err != nil {
+		t.Fatal(err)
+	}
+	// Hand-worked: message 1990 is the latest copy, in the window, and followed by 10.
+	if d != (dupCheck{window: 1990, latest: 1990, after: 10}) {
+		t.Errorf("dedup check of message 1990 = %+v, want window 1990, latest 1990, 10 after", d)
+	}
+}
