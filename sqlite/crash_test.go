@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -25,4 +26,12 @@ func TestCrashChild(t *testing.T) {
 func TestCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	storetest.Crash(t, mustOpenPath(t, path), crashEnv, path, "TestCrashChild")
+	// The search index is written by the committer in each batch's transaction: after the
+	// kills it holds exactly the messages that survived.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite.WantIndexExact(t, db)
 }

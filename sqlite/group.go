@@ -178,6 +178,11 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		tx.Rollback()
 		return
 	}
+	if err := s.indexSearch(rt); err != nil {
+		tx.Rollback()
+		fail(err)
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.

@@ -54,6 +54,7 @@ type rawTx struct {
 	stmts *rawStmts
 	args  []driver.NamedValue // reused for each statement's arguments
 	dest  []driver.Value      // reused for each row
+	b     batch               // what the batch leaves for the end of its transaction
 }
 
 // stmt returns query's statement, preparing it (its $N made ?, see anonymous) on first use.

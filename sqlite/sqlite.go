@@ -49,8 +49,11 @@ type Store struct {
 	watch     *fanout.Hub
 	seats     *fanout.Seats
 	seatCache seatCache // seats read, for Seat and SeatByToken (seatcache.go)
-	once      sync.Once // Close
-	err       error     // of Close
+	// searchByBatch: the committer keeps the search index (batch.go). False on a database
+	// whose index is kept by migration 0003's trigger or was taken away.
+	searchByBatch bool
+	once          sync.Once // Close
+	err           error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
@@ -95,6 +98,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := sqlstore.Migrate(ctx, sqlDB{write}, dialect{}, migrations, createMigrations); err != nil {
 		write.Close()
 		return nil, err
+	}
+
+	if s.searchByBatch, err = searchByBatch(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 
 	read, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&"+common)
@@ -146,6 +154,21 @@ const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	name       TEXT    NOT NULL,
 	applied_at INTEGER NOT NULL
 ) STRICT`
+
+// searchByBatch tells whether the committer must index the messages it stores (batch.go):
+// when the database has the search index and no trigger that keeps it already (migration
+// 0004 drops the trigger). Checked rather than assumed, so that the index never gets a
+// message twice, nor none, whatever became of the schema.
+func searchByBatch(ctx context.Context, db *sql.DB) (bool, error) {
+	var table, trigger bool
+	err := db.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'message_words'),
+		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'messages' AND sql LIKE '%message_words%')`).Scan(&table, &trigger)
+	if err != nil {
+		return false, fmt.Errorf("search index: %w", err)
+	}
+	return table && !trigger, nil
+}
 
 // toMicros converts a time.Time to the stored integer (sqlstore reads it back).
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

@@ -125,6 +125,7 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 			return parley.Appended{}, fmt.Errorf("append: answer asks of #%d: %w", answered, err)
 		}
 	}
+	t.stored(m.Room, seq, seq)
 	return parley.Appended{Message: sqlstore.Stored(m, seq)}, nil
 }
 
@@ -210,7 +211,11 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 	defer s.seatCache.drop() // it creates seats
 	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
-		return sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a)
+		if err := sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a); err != nil {
+			return err
+		}
+		t.stored(a.Room.Name, 1, maxSeq)
+		return nil
 	})
 }
 
