@@ -21,6 +21,7 @@ const qIndexSearch = `INSERT INTO message_words (room, seq, body)
 // batch is what the writes of one transaction leave for its end.
 type batch struct {
 	search []seqRange // messages stored, for the search index
+	dedup  dedupBatch // seats read and messages stored, for the dedup memory (dedup.go)
 }
 
 // seqRange is the messages lo to hi of a room.
@@ -44,12 +45,6 @@ func (b *batch) stored(room string, lo, hi int64) {
 
 // maxSeq as the end of a range: every message from its start.
 const maxSeq = 1<<63 - 1
-
-// reset empties b for the next batch, keeping its memory.
-func (b *batch) reset() {
-	clear(b.search)
-	b.search = b.search[:0]
-}
 
 // indexSearch adds the messages the batch stored to the search index: one statement per run
 // of one room's seqs. The ranges of one room never overlap (a seq is stored once), but they

@@ -188,5 +188,8 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		// connection; end it, or the next batch could not begin.
 		rt.conn.ExecContext(rt.ctx, "ROLLBACK", nil)
 		fail(fmt.Errorf("commit: %w", err))
+		return
 	}
+	// Before any write of the batch returns: its next post must be checked against it.
+	s.dedupCommitted(&rt.b.dedup)
 }

@@ -17,6 +17,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"runtime"
@@ -48,7 +49,8 @@ type Store struct {
 	w, r      *stmtCache // prepared statements of write and read
 	watch     *fanout.Hub
 	seats     *fanout.Seats
-	seatCache seatCache // seats read, for Seat and SeatByToken (seatcache.go)
+	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
 	// searchByBatch: the committer keeps the search index (batch.go). False on a database
 	// whose index is kept by migration 0003's trigger or was taken away.
 	searchByBatch bool
@@ -92,6 +94,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
+	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)
 	}

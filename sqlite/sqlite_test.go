@@ -30,6 +30,19 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) parley.Store { return MustOpen(t) })
 }
 
+// TestStoreSole runs the same on a Store that is the only writer of its file, which keeps
+// seats and each seat's latest messages in memory (seatcache.go, dedup.go).
+func TestStoreSole(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) parley.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "parley.db"), sqlite.Sole())
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // TestShared runs two Stores on one file, as two processes would: SQLite's write lock keeps
 // their seqs gapless. Watch is in-process only, so it is not checked across them.
 func TestShared(t *testing.T) {
