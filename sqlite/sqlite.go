@@ -51,6 +51,7 @@ type Store struct {
 	seats     *fanout.Seats
 	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
 	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
+	runs      runCache    // each room's runs, for Run (runcache.go)
 	// searchByBatch: the committer keeps the search index (batch.go). False on a database
 	// whose index is kept by migration 0003's trigger or was taken away.
 	searchByBatch bool
