@@ -22,6 +22,7 @@ const qIndexSearch = `INSERT INTO message_words (room, seq, body)
 type batch struct {
 	search []seqRange // messages stored, for the search index
 	dedup  dedupBatch // seats read and messages stored, for the dedup memory (dedup.go)
+	seqs   seqBatch   // each room's last seq taken (seq.go)
 }
 
 // seqRange is the messages lo to hi of a room.

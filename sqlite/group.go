@@ -183,6 +183,11 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		fail(err)
 		return
 	}
+	if err := s.writeSeqs(rt); err != nil {
+		tx.Rollback()
+		fail(err)
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
@@ -192,4 +197,5 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 	}
 	// Before any write of the batch returns: its next post must be checked against it.
 	s.dedupCommitted(&rt.b.dedup)
+	s.seqsCommitted(&rt.b.seqs)
 }

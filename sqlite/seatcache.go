@@ -98,10 +98,10 @@ type Option func(*Store)
 // open: no other Store, in this process or another, writes it (`parley serve` makes sure with
 // its lock on PATH.lock). The Store then keeps in memory the seats it reads (answering Seat
 // and SeatByToken from there until a seat changes), each seat's latest messages for dedup
-// (dedup.go) and each room's runs (runcache.go). Without it, two Stores may share a file,
+// (dedup.go), each room's runs (runcache.go) and each room's last seq (seq.go). Without it, two Stores may share a file,
 // SQLite's write lock serialising them, and every lookup reads the file.
 func Sole() Option {
-	return func(s *Store) { s.seatCache.on, s.dedup.on, s.runs.on = true, true, true }
+	return func(s *Store) { s.seatCache.on, s.dedup.on, s.runs.on, s.seqs.on = true, true, true, true }
 }
 
 // Seat returns one seat, revoked or not. ENOTFOUND.

@@ -52,6 +52,7 @@ type Store struct {
 	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
 	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
 	runs      runCache    // each room's runs, for Run (runcache.go)
+	seqs      seqMemory   // each room's last seq, for the committer (seq.go)
 	// searchByBatch: the committer keeps the search index (batch.go). False on a database
 	// whose index is kept by migration 0003's trigger or was taken away.
 	searchByBatch bool

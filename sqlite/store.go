@@ -64,7 +64,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 // between its statements, and the seq it takes from rooms.last_seq cannot be taken by anyone
 // else; a write that fails after taking it is rolled back to its savepoint (group.go), and the
 // seq with it, so seqs stay gapless. A replay is found before anything is written.
-func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (parley.Appended, error) {
+func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
 		switch {
@@ -75,14 +75,18 @@ func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m par
 		}
 	}
 
-	var seq int64
-	err := t.queryRow(ctx, sqlstore.QueryNextSeq, m.Room).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return parley.Appended{}, sqlstore.RoomNotFound(m.Room)
+	seq, undo, err := s.nextSeq(t, m.Room)
+	if parley.ErrorCode(err) == parley.ENOTFOUND {
+		return parley.Appended{}, err
 	}
 	if err != nil {
 		return parley.Appended{}, fmt.Errorf("append: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
 
 	if orig, err := s.duplicateTx(ctx, t, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: dedup: %w", err)
