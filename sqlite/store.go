@@ -106,11 +106,7 @@ func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m par
 		}
 	}
 
-	args, err := sqlstore.MessageArgs(dialect{}, &m, seq)
-	if err != nil {
-		return parley.Appended{}, err
-	}
-	if _, err := t.exec(ctx, sqlstore.QueryInsertMessage, args...); err != nil {
+	if err := t.t.execMessage(&m, seq); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: insert message: %w", err)
 	}
 
