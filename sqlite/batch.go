@@ -25,6 +25,21 @@ type batch struct {
 	seqs   seqBatch   // each room's last seq taken (seq.go)
 }
 
+// reset empties b for the next batch, keeping its memory.
+func (b *batch) reset() {
+	clear(b.search) // the room names
+	b.search = b.search[:0]
+	clear(b.dedup.loaded)
+	for k, es := range b.dedup.added {
+		if len(es) == 0 {
+			delete(b.dedup.added, k) // a seat that did not post in the last batch
+		} else {
+			b.dedup.added[k] = es[:0]
+		}
+	}
+	clear(b.seqs.last)
+}
+
 // seqRange is the messages lo to hi of a room.
 type seqRange struct {
 	room   string

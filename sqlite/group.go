@@ -125,7 +125,11 @@ func (s *Store) commitBatch(batch []*txOp) {
 			return fmt.Errorf("sqlite: the driver's connection is a %T", dc)
 		}
 		s.raw.forConn(dc)
-		s.runBatch(&rawTx{ctx: ctx, conn: rc, stmts: &s.raw, dest: make([]driver.Value, 0, 16)}, batch, fail)
+		// One rawTx serves every batch (only the committer uses it), its buffers kept.
+		rt := &s.rtx
+		rt.ctx, rt.conn, rt.stmts = ctx, rc, &s.raw
+		rt.b.reset()
+		s.runBatch(rt, batch, fail)
 		return nil
 	})
 	if err != nil {

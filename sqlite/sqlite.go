@@ -61,6 +61,7 @@ type Store struct {
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
+	rtx           rawTx    // the committer's transaction, reused batch after batch
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
