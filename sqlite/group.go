@@ -202,4 +202,5 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 	// Before any write of the batch returns: its next post must be checked against it.
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
+	s.kickCheckpoint(len(ok))
 }
