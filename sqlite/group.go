@@ -83,8 +83,15 @@ func (s *Store) committer() {
 		select {
 		case o := <-s.ops:
 			batch = append(batch, o)
-		case <-s.quit:
-			return
+		default:
+			// Nothing waiting: the moment to checkpoint (checkpoint.go).
+			s.checkpointIfDue()
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			case <-s.quit:
+				return
+			}
 		}
 	fill:
 		for len(batch) < maxBatch {
@@ -202,5 +209,5 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 	// Before any write of the batch returns: its next post must be checked against it.
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
-	s.kickCheckpoint(len(ok))
+	s.ckptWritten += ckptPages(len(ok))
 }

@@ -66,14 +66,8 @@ type Store struct {
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
-
-	// The checkpointer (checkpoint.go).
-	ckpt       *sql.DB // one connection of its own
-	ckptKick   chan struct{}
-	ckptQuit   chan struct{}
-	ckptDone   chan struct{}
-	ckptWrites int          // committed by the committer since the last kick (its own)
-	ckptFrames atomic.Int64 // frames the last checkpoint had copied (for the tests)
+	ckptWritten   int          // pages (estimated) since the last checkpoint (checkpoint.go)
+	ckptFrames    atomic.Int64 // frames the last checkpoint had copied (for the tests)
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -96,8 +90,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// synchronous, foreign_keys and busy_timeout are per connection.
 	common := "_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
-	// The writer never checkpoints: the checkpointer does, off the committer (checkpoint.go).
-	write, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&"+common)
+	// The committer checkpoints when idle; SQLite's own checkpoint is the backstop (checkpoint.go).
+	write, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint("+
+		strconv.Itoa(ckptBackstop)+")&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -134,30 +129,18 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	ckpt, err := sql.Open("sqlite", path+"?"+common)
-	if err != nil {
-		read.Close()
-		write.Close()
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
-	}
-	ckpt.SetMaxOpenConns(1)
-	ckpt.SetMaxIdleConns(1)
-	ckpt.SetConnMaxLifetime(0)
-	ckpt.SetConnMaxIdleTime(0)
 	s.read = read
 	s.w, s.r = newStmtCache(write), newStmtCache(read)
 	s.Tables = sqlstore.New(s.r, s.w, dialect{})
 	for _, q := range appendQueries {
 		if _, err := s.w.get(ctx, q); err != nil {
 			s.w.close()
-			ckpt.Close()
 			read.Close()
 			write.Close()
 			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
 		}
 	}
 	s.startCommitter()
-	s.startCheckpointer(ckpt)
 	return s, nil
 }
 
@@ -165,13 +148,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
-		s.stopCheckpointer()
 		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()
 		s.r.close()
-		if err := errors.Join(s.ckpt.Close(), s.read.Close(), s.write.Close()); err != nil {
+		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {
 			s.err = fmt.Errorf("close sqlite %s: %w", s.path, err)
 		}
 	})
