@@ -47,6 +47,7 @@ func TestRunCache(t *testing.T) {
 		t.Fatal("run x not found after CreateRun")
 	}
 	same("r", "y")
+	same("r", "we\"ird\x00 ü ☃ \xff")
 	same("nowhere", "x")
 	for i := range 5 {
 		create("big", fmt.Sprintf("b%d", i))
