@@ -120,6 +120,12 @@ func TestSearchIndexByBatch(t *testing.T) {
 			if err := s.ImportRoom(t.Context(), a); err != nil {
 				t.Fatalf("import: %v", err)
 			}
+			// An archive without a room is refused, not a panic of the caches' upkeep.
+			for _, bad := range []*parley.RoomArchive{nil, {}} {
+				if err := s.ImportRoom(t.Context(), bad); parley.ErrorCode(err) != parley.EINVALID {
+					t.Fatalf("import of %+v: %v, want EINVALID", bad, err)
+				}
+			}
 			wantIndexExact(t, s.read)
 			rs, err := s.Messages(t.Context(), "r", 0, 0)
 			if err != nil || len(rs) == 0 {

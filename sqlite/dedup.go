@@ -181,6 +181,8 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 		t.b.dedup.loaded = map[seatKey]*seatLog{}
 	}
 	t.b.dedup.loaded[k] = l
+	// What the batch added for the seat is in the transaction, so in what was just read.
+	delete(t.b.dedup.added, k)
 	return l, nil
 }
 

@@ -213,9 +213,11 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 
 // ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
-	defer s.seatCache.drop()              // it creates seats
-	defer s.dedup.forgetRoom(a.Room.Name) // and messages
-	defer s.runs.drop(a.Room.Name)        // and runs
+	defer s.seatCache.drop() // it creates seats
+	if a != nil && a.Room != nil {
+		defer s.dedup.forgetRoom(a.Room.Name) // and messages
+		defer s.runs.drop(a.Room.Name)        // and runs
+	}
 	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
 		if err := sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a); err != nil {
 			return err
