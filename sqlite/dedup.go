@@ -85,17 +85,21 @@ func (l *seatLog) clear(extra []dedupEntry, fp uint64, window bool, since int64,
 	return true
 }
 
-// add appends es (newer than what l holds) and drops what passes dedupKeep; it returns the
-// change in the number of entries.
+// add appends es (newer than what l holds); past a quarter more than dedupKeep it drops the
+// oldest, down to dedupKeep, in place (so a busy seat moves its entries once per dedupKeep/4
+// posts, not on every one). It returns the change in the number of entries. The caller holds
+// the memory's lock.
 func (l *seatLog) add(es []dedupEntry) int {
 	before := len(l.entries)
 	l.entries = append(l.entries, es...)
-	if over := len(l.entries) - dedupKeep; over > 0 {
+	if len(l.entries) > dedupKeep+dedupKeep/4 {
+		over := len(l.entries) - dedupKeep
 		for _, e := range l.entries[:over] {
 			l.older = max(l.older, e.time)
 		}
 		l.complete = false
-		l.entries = append(l.entries[:0:0], l.entries[over:]...)
+		n := copy(l.entries, l.entries[over:])
+		l.entries = l.entries[:n]
 	}
 	return len(l.entries) - before
 }
