@@ -63,7 +63,8 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 // transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so nothing changes
 // between its statements, and the seq it takes from rooms.last_seq cannot be taken by anyone
 // else; a write that fails after taking it is rolled back to its savepoint (group.go), and the
-// seq with it, so seqs stay gapless. A replay is found before anything is written.
+// seq with it (a Sole store's memory of it too: seq.go), so seqs stay gapless. A replay is
+// found before anything is written.
 func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
