@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -20,9 +21,39 @@ func TestCrashChild(t *testing.T) {
 	})
 }
 
+// crashSoleEnv is crashEnv for a child whose store is Sole, as `parley serve` opens it: its
+// committer keeps seqs and dedup in memory (the parent writes only between children).
+const crashSoleEnv = "PARLEY_SQLITE_CRASH_SOLE_DB"
+
+func TestCrashSoleChild(t *testing.T) {
+	storetest.CrashChild(t, crashSoleEnv, func(path string) (parley.Store, error) {
+		return sqlite.Open(context.Background(), path, sqlite.Sole())
+	})
+}
+
+// TestCrashSole is TestCrash with a Sole child.
+func TestCrashSole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	storetest.Crash(t, mustOpenPath(t, path), crashSoleEnv, path, "TestCrashSoleChild")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite.WantIndexExact(t, db)
+}
+
 // TestCrash kills a process in the middle of appending and checks that, after recovery, every
 // append it acknowledged is there, whole, and that seqs continue without a gap.
 func TestCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	storetest.Crash(t, mustOpenPath(t, path), crashEnv, path, "TestCrashChild")
+	// The search index is written by the committer in each batch's transaction: after the
+	// kills it holds exactly the messages that survived.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite.WantIndexExact(t, db)
 }

@@ -83,8 +83,15 @@ func (s *Store) committer() {
 		select {
 		case o := <-s.ops:
 			batch = append(batch, o)
-		case <-s.quit:
-			return
+		default:
+			// Nothing waiting: the moment to checkpoint (checkpoint.go).
+			s.checkpointIfDue()
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			case <-s.quit:
+				return
+			}
 		}
 	fill:
 		for len(batch) < maxBatch {
@@ -125,7 +132,11 @@ func (s *Store) commitBatch(batch []*txOp) {
 			return fmt.Errorf("sqlite: the driver's connection is a %T", dc)
 		}
 		s.raw.forConn(dc)
-		s.runBatch(&rawTx{ctx: ctx, conn: rc, stmts: &s.raw, dest: make([]driver.Value, 0, 16)}, batch, fail)
+		// One rawTx serves every batch (only the committer uses it), its buffers kept.
+		rt := &s.rtx
+		rt.ctx, rt.conn, rt.stmts = ctx, rc, &s.raw
+		rt.b.reset()
+		s.runBatch(rt, batch, fail)
 		return nil
 	})
 	if err != nil {
@@ -178,10 +189,25 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		tx.Rollback()
 		return
 	}
+	if err := s.indexSearch(rt); err != nil {
+		tx.Rollback()
+		fail(err)
+		return
+	}
+	if err := s.writeSeqs(rt); err != nil {
+		tx.Rollback()
+		fail(err)
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
 		rt.conn.ExecContext(rt.ctx, "ROLLBACK", nil)
 		fail(fmt.Errorf("commit: %w", err))
+		return
 	}
+	// Before any write of the batch returns: its next post must be checked against it.
+	s.dedupCommitted(&rt.b.dedup)
+	s.seqsCommitted(&rt.b.seqs)
+	s.ckptWritten += ckptPages(len(ok))
 }

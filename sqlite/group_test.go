@@ -15,9 +15,20 @@ import (
 // TestGroupCommitIsolation runs appends that share transactions, where some must fail: each
 // hash is posted four times by its seat at once, so three of every four writes in a batch
 // are refused as repeats and roll back to their own savepoint. Exactly one of each must be
-// stored, with gapless seqs, and every refusal must name the stored one.
+// stored, with gapless seqs, and every refusal must name the stored one. Sole, the repeats
+// are found by the dedup memory and the batch's own appends (dedup.go).
 func TestGroupCommitIsolation(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	for _, sole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) { testGroupCommitIsolation(t, sole) })
+	}
+}
+
+func testGroupCommitIsolation(t *testing.T, sole bool) {
+	var opts []Option
+	if sole {
+		opts = append(opts, Sole())
+	}
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,10 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unsafe"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 // The committer's transactions run on the writer's driver connection itself
@@ -54,6 +58,7 @@ type rawTx struct {
 	stmts *rawStmts
 	args  []driver.NamedValue // reused for each statement's arguments
 	dest  []driver.Value      // reused for each row
+	b     batch               // what the batch leaves for the end of its transaction
 }
 
 // stmt returns query's statement, preparing it (its $N made ?, see anonymous) on first use.
@@ -275,4 +280,38 @@ func (s *Store) closeRaw() {
 		}
 		return nil
 	})
+}
+
+// execMessage runs sqlstore.QueryInsertMessage for m under seq, its arguments bound straight
+// into the driver's values (the values and their order are sqlstore.MessageArgs'). It saves
+// what MessageArgs and bind cost per append: the []any, each value's conversion, and a copy
+// of the body, which the driver copies into SQLite anyway (it never keeps the slice).
+func (t *rawTx) execMessage(m *parley.Message, seq int64) error {
+	st, err := t.stmt(sqlstore.QueryInsertMessage)
+	if err != nil {
+		return err
+	}
+	notes, err := sqlstore.MarshalNotes(m.Notes)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	var hash, key driver.Value // NULL, as sqlstore.NullBytes and NullString
+	if len(m.Hash) > 0 {
+		hash = m.Hash
+	}
+	if m.IdempotencyKey != "" {
+		key = m.IdempotencyKey
+	}
+	body := []byte{} // an empty body is an empty blob; a nil slice would be NULL
+	if m.Body != "" {
+		body = unsafe.Slice(unsafe.StringData(m.Body), len(m.Body))
+	}
+	vals := [...]driver.Value{m.Room, seq, m.Seat, toMicros(m.Time), m.Format, m.Topic, m.Intent, m.Re,
+		body, int64(m.Tokens), hash, notes, key}
+	t.args = t.args[:0]
+	for i, v := range vals {
+		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	_, err = st.(driver.StmtExecContext).ExecContext(t.ctx, t.args)
+	return err
 }

@@ -96,10 +96,13 @@ type Option func(*Store)
 
 // Sole tells Open that this Store will be the only writer of its file for as long as it is
 // open: no other Store, in this process or another, writes it (`parley serve` makes sure with
-// its lock on PATH.lock). The Store then keeps the seats it reads in memory, and answers
-// Seat and SeatByToken from there until a seat changes. Without it, two Stores may share a
-// file, SQLite's write lock serialising them, and every lookup reads the file.
-func Sole() Option { return func(s *Store) { s.seatCache.on = true } }
+// its lock on PATH.lock). The Store then keeps in memory the seats it reads (answering Seat
+// and SeatByToken from there until a seat changes), each seat's latest messages for dedup
+// (dedup.go), each room's runs (runcache.go) and each room's last seq (seq.go). Without it, two Stores may share a file,
+// SQLite's write lock serialising them, and every lookup reads the file.
+func Sole() Option {
+	return func(s *Store) { s.seatCache.on, s.dedup.on, s.runs.on, s.seqs.on = true, true, true, true }
+}
 
 // Seat returns one seat, revoked or not. ENOTFOUND.
 func (s *Store) Seat(ctx context.Context, room, name string) (*parley.Seat, error) {

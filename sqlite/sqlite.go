@@ -17,12 +17,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -48,15 +50,24 @@ type Store struct {
 	w, r      *stmtCache // prepared statements of write and read
 	watch     *fanout.Hub
 	seats     *fanout.Seats
-	seatCache seatCache // seats read, for Seat and SeatByToken (seatcache.go)
-	once      sync.Once // Close
-	err       error     // of Close
+	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
+	runs      runCache    // each room's runs, for Run (runcache.go)
+	seqs      seqMemory   // each room's last seq, for the committer (seq.go)
+	// searchByBatch: the committer keeps the search index (batch.go). False on a database
+	// whose index is kept by migration 0003's trigger or was taken away.
+	searchByBatch bool
+	once          sync.Once // Close
+	err           error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
+	rtx           rawTx    // the committer's transaction, reused batch after batch
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
+	ckptWritten   int          // pages (estimated) since the last checkpoint (checkpoint.go)
+	ckptFrames    atomic.Int64 // frames the last checkpoint had copied (for the tests)
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -79,7 +90,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// synchronous, foreign_keys and busy_timeout are per connection.
 	common := "_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
-	write, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+common)
+	// The committer checkpoints when idle; SQLite's own checkpoint is the backstop (checkpoint.go).
+	write, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint("+
+		strconv.Itoa(ckptBackstop)+")&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -89,12 +102,18 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
+	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)
 	}
 	if err := sqlstore.Migrate(ctx, sqlDB{write}, dialect{}, migrations, createMigrations); err != nil {
 		write.Close()
 		return nil, err
+	}
+
+	if s.searchByBatch, err = searchByBatch(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 
 	read, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&"+common)
@@ -146,6 +165,21 @@ const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	name       TEXT    NOT NULL,
 	applied_at INTEGER NOT NULL
 ) STRICT`
+
+// searchByBatch tells whether the committer must index the messages it stores (batch.go):
+// when the database has the search index and no trigger that keeps it already (migration
+// 0004 drops the trigger). Checked rather than assumed, so that the index never gets a
+// message twice, nor none, whatever became of the schema.
+func searchByBatch(ctx context.Context, db *sql.DB) (bool, error) {
+	var table, trigger bool
+	err := db.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'message_words'),
+		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'messages' AND sql LIKE '%message_words%')`).Scan(&table, &trigger)
+	if err != nil {
+		return false, fmt.Errorf("search index: %w", err)
+	}
+	return table && !trigger, nil
+}
 
 // toMicros converts a time.Time to the stored integer (sqlstore reads it back).
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

@@ -30,6 +30,12 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) parley.Store { return MustOpen(t) })
 }
 
+// TestStoreSole runs the same on a Store that is the only writer of its file, which keeps
+// seats and each seat's latest messages in memory (seatcache.go, dedup.go).
+func TestStoreSole(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) parley.Store { return mustOpenSole(t) })
+}
+
 // TestShared runs two Stores on one file, as two processes would: SQLite's write lock keeps
 // their seqs gapless. Watch is in-process only, so it is not checked across them.
 func TestShared(t *testing.T) {
@@ -107,3 +113,17 @@ func TestFileMode(t *testing.T) {
 }
 
 func BenchmarkAppendParallel(b *testing.B) { storetest.BenchAppendParallel(b, MustOpen(b)) }
+
+// The same on a Sole store, as `parley serve` opens it: dedup and seqs from memory.
+func BenchmarkAppendSole(b *testing.B)         { storetest.BenchAppend(b, mustOpenSole(b)) }
+func BenchmarkAppendParallelSole(b *testing.B) { storetest.BenchAppendParallel(b, mustOpenSole(b)) }
+
+func mustOpenSole(tb testing.TB) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "parley.db"), sqlite.Sole())
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}

@@ -47,7 +47,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	var out parley.Appended
 	err = s.inTx(ctx, func(ctx context.Context, t txStmts) error {
 		var err error
-		out, err = appendTx(ctx, t, a, m)
+		out, err = s.appendTx(ctx, t, a, m)
 		return err
 	})
 	if err != nil {
@@ -63,8 +63,9 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 // transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so nothing changes
 // between its statements, and the seq it takes from rooms.last_seq cannot be taken by anyone
 // else; a write that fails after taking it is rolled back to its savepoint (group.go), and the
-// seq with it, so seqs stay gapless. A replay is found before anything is written.
-func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (parley.Appended, error) {
+// seq with it (a Sole store's memory of it too: seq.go), so seqs stay gapless. A replay is
+// found before anything is written.
+func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
 		switch {
@@ -75,16 +76,20 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 		}
 	}
 
-	var seq int64
-	err := t.queryRow(ctx, sqlstore.QueryNextSeq, m.Room).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return parley.Appended{}, sqlstore.RoomNotFound(m.Room)
+	seq, undo, err := s.nextSeq(t, m.Room)
+	if parley.ErrorCode(err) == parley.ENOTFOUND {
+		return parley.Appended{}, err
 	}
 	if err != nil {
 		return parley.Appended{}, fmt.Errorf("append: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
 
-	if orig, err := duplicate(ctx, t, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
+	if orig, err := s.duplicateTx(ctx, t, m.Room, m.Seat, m.Hash, a.DedupSince, a.DedupLast); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: dedup: %w", err)
 	} else if orig != 0 {
 		return parley.Appended{}, sqlstore.DuplicateError(orig)
@@ -102,11 +107,7 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 		}
 	}
 
-	args, err := sqlstore.MessageArgs(dialect{}, &m, seq)
-	if err != nil {
-		return parley.Appended{}, err
-	}
-	if _, err := t.exec(ctx, sqlstore.QueryInsertMessage, args...); err != nil {
+	if err := t.t.execMessage(&m, seq); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: insert message: %w", err)
 	}
 
@@ -125,6 +126,8 @@ func appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message
 			return parley.Appended{}, fmt.Errorf("append: answer asks of #%d: %w", answered, err)
 		}
 	}
+	t.stored(m.Room, seq, seq)
+	s.storedTx(t, m.Room, m.Seat, seq, m.Time, m.Hash)
 	return parley.Appended{Message: sqlstore.Stored(m, seq)}, nil
 }
 
@@ -153,6 +156,9 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since
 // or among its last n messages, or 0.
 func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
+	if len(hash) == 0 || s.dedup.surelyNone(room, seat, hash, since, n) {
+		return 0, nil
+	}
 	seq, err := duplicate(ctx, s.r, room, seat, hash, since, n)
 	if err != nil {
 		return 0, fmt.Errorf("duplicate: %w", err)
@@ -209,8 +215,16 @@ func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
 // ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 	defer s.seatCache.drop() // it creates seats
+	if a != nil && a.Room != nil {
+		defer s.dedup.forgetRoom(a.Room.Name) // and messages
+		defer s.runs.drop(a.Room.Name)        // and runs
+	}
 	return s.inTx(ctx, func(ctx context.Context, t txStmts) error {
-		return sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a)
+		if err := sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a); err != nil {
+			return err
+		}
+		t.stored(a.Room.Name, 1, maxSeq)
+		return nil
 	})
 }
 
