@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parleyhq/parley/trace"
 )
@@ -120,14 +121,26 @@ type TrainOptions struct {
 	MaxBytes int     // total size; default 8192
 	MinShare float64 // a piece must occur in at least this share of sessions; default DefaultMinShare
 	MinLen   int     // shortest piece kept, in bytes; default 24
+	// NoEncoded leaves out the encoded pieces: objects and arrays as the compact value
+	// notation writes them (a tool's whole definition, a status record's frame).
+	NoEncoded bool
+	// Counter, when set, prunes the dictionary by use: every training session is
+	// encoded with it (Default's options, Adapt off) and only the spans that splices of
+	// at least MinShare of the sessions copied are kept. Nil (or NoPrune) keeps every
+	// piece. MeasureFolds sets it to its own Counter.
+	Counter Counter
+	NoPrune bool
 }
 
 // Train learns a dictionary from training sessions. Pieces are the lines of every
-// string value (system prompts, tool descriptions, boilerplate of tool results) and the
-// whole values up to 2 KB; a piece is kept when it occurs in at least MinShare of the
+// string value (system prompts, tool descriptions, boilerplate of tool results), the
+// whole values up to 2 KB, and (unless NoEncoded) every object and array up to 2 KB as
+// the compact value notation writes it, so that a tool's whole definition or a status
+// record's frame is one span a single splice copies; a piece is kept when it occurs in at least MinShare of the
 // sessions, most bytes saved first, until MaxBytes. Kept pieces are written in the order
 // they first occur, joined by newlines, so that a block of boilerplate lines stays one
-// block that a single splice can copy. It sees only the sessions it is given: pass the
+// block that a single splice can copy. With a Counter the result is then pruned to the
+// spans the sessions' splices copy (prune). It sees only the sessions it is given: pass the
 // training split.
 func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 	if opt.MaxBytes <= 0 {
@@ -142,6 +155,7 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 	count := map[string]int{}
 	first := map[string]int{}
 	order := 0
+	venc := NewEncoder(Options{Bare: true, Embedded: true})
 	for _, s := range sessions {
 		seen := map[string]bool{}
 		note := func(p string) {
@@ -171,10 +185,20 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 					walk(&ev)
 				}
 			case trace.Array:
+				if !opt.NoEncoded {
+					if t := venc.value(nil, v); len(t) <= 2048 {
+						note(string(t))
+					}
+				}
 				for i := range v.Items {
 					walk(&v.Items[i])
 				}
 			case trace.Object:
+				if !opt.NoEncoded {
+					if t := venc.value(nil, v); len(t) <= 2048 {
+						note(string(t))
+					}
+				}
 				for i := range v.Members {
 					walk(&v.Members[i].Value)
 				}
@@ -235,6 +259,59 @@ func Train(sessions [][]trace.Value, opt TrainOptions) *Dictionary {
 			}
 			b.Write(appendEscaped(nil, l, '|'))
 		}
+	}
+	d := &Dictionary{Text: b.String()}
+	if opt.Counter != nil && !opt.NoPrune && d.Text != "" {
+		d = prune(d, sessions, opt.Counter, min)
+	}
+	return d
+}
+
+// prune keeps the spans of d that splices of at least min of the sessions copied (each
+// session encoded with Default's options, Adapt off), joined by newlines. Spans shorter
+// than the match finder's hash are dropped: nothing could find them.
+func prune(d *Dictionary, sessions [][]trace.Value, c Counter, min int) *Dictionary {
+	used := make([]int, len(d.Text))
+	opt := Default(c)
+	opt.Adapt, opt.Dictionary = false, d
+	for _, s := range sessions {
+		enc := NewEncoder(opt)
+		enc.dictUsed = make([]bool, enc.st.dictLen)
+		for i := range s {
+			if _, err := enc.Encode(&s[i]); err != nil {
+				return d // a record the codec cannot encode: keep the dictionary whole
+			}
+		}
+		for i := range used {
+			if enc.dictUsed[i] {
+				used[i]++
+			}
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(used); {
+		if used[i] < min {
+			i++
+			continue
+		}
+		j := i
+		for j < len(used) && used[j] >= min {
+			j++
+		}
+		k, l := i, j
+		for k < l && !utf8.RuneStart(d.Text[k]) {
+			k++
+		}
+		for l > k && l < len(d.Text) && !utf8.RuneStart(d.Text[l]) {
+			l--
+		}
+		if l-k >= hashLen {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(d.Text[k:l])
+		}
+		i = j
 	}
 	return &Dictionary{Text: b.String()}
 }

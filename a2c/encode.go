@@ -55,6 +55,9 @@ type Encoder struct {
 	olate        int
 	pending      []string
 	embDepth     int
+	// dictUsed, when not nil, marks every byte of the dictionary a kept splice copied
+	// (Train's pruning reads it).
+	dictUsed []bool
 }
 
 // NewEncoder starts a session.

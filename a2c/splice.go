@@ -100,6 +100,11 @@ func (e *Encoder) splice(line []byte) []byte {
 						e.feat.Originals = true
 					} else if src < e.st.dictLen {
 						e.feat.Dictionary = true
+						if e.dictUsed != nil {
+							for i := src; i < min(src+pe-ps, e.st.dictLen); i++ {
+								e.dictUsed[i] = true
+							}
+						}
 					}
 					e.index(p, pe)
 					p, lit = pe, pe

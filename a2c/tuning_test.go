@@ -87,6 +87,8 @@ func TestTrainDefaultsWinOnTrainingSessions(t *testing.T) {
 		"min_share=0.5":  {MinShare: 0.5},
 		"max_bytes=4096": {MaxBytes: 4096},
 		"min_len=48":     {MinLen: 48},
+		"no encoded":     {NoEncoded: true},
+		"no pruning":     {NoPrune: true},
 	} {
 		if k := cost(topt); k < def {
 			t.Errorf("%s costs %d tokens on the training sessions, Train's defaults %d", name, k, def)

@@ -96,7 +96,7 @@ func SearchSpace() []Improvement {
 			for i := range train {
 				recs[i] = train[i].Records
 			}
-			o.Dictionary = a2c.Train(recs, a2c.TrainOptions{MaxBytes: n})
+			o.Dictionary = a2c.Train(recs, a2c.TrainOptions{MaxBytes: n, Counter: o.Counter})
 		})
 	}
 	return s

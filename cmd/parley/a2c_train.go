@@ -10,8 +10,10 @@ import (
 
 const a2cTrainDescription = `
 Learn a dictionary from training data: the lines and values (system prompts, tool
-descriptions, boilerplate) that recur in at least a fifth of the sessions, most bytes
-saved first, up to --max-bytes, written as text to --output. benchmark, encode, decode and verify take
+descriptions, boilerplate), and objects and arrays as the payload writes them (a tool's
+definition), that recur in at least two fifths of the sessions, most bytes saved first,
+up to --max-bytes; then only the spans that the splices of that many training sessions
+copy (counted with --encoding) are written as text to --output. benchmark, encode, decode and verify take
 it with --dict. Train on data you will not measure on: a dictionary learned from the test
 set flatters the codec ('parley a2c optimize' splits by trajectory for you). benchmark
 charges the dictionary's tokens in full, once by default.`
@@ -22,11 +24,16 @@ func runA2CTrain(ctx context.Context, e *env, args []string) error {
 	sf := addSourceFlags(fs)
 	output := fs.String("output", "", "where to write the dictionary (required)")
 	maxBytes := fs.Int("max-bytes", 8192, "the dictionary's size limit in bytes")
+	encName := fs.String("encoding", "cl100k_base", "the tokenizer the dictionary is pruned with (the spans that splices of enough training sessions copy): cl100k_base or o200k_base")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *output == "" {
 		return usageErrorf("--output is required")
+	}
+	enc, err := counterFor(*encName)
+	if err != nil {
+		return err
 	}
 	ss, err := sf.load(ctx, e, "train")
 	if err != nil {
@@ -36,7 +43,7 @@ func runA2CTrain(ctx context.Context, e *env, args []string) error {
 	for i := range ss {
 		recs = append(recs, a2c.RecordValues(&ss[i]))
 	}
-	d := a2c.Train(recs, a2c.TrainOptions{MaxBytes: *maxBytes})
+	d := a2c.Train(recs, a2c.TrainOptions{MaxBytes: *maxBytes, Counter: enc})
 	if err := d.WriteFile(*output); err != nil {
 		return err
 	}
