@@ -58,6 +58,9 @@ type Encoder struct {
 	// dictUsed, when not nil, marks every byte of the dictionary a kept splice copied
 	// (Train's pruning reads it).
 	dictUsed []bool
+	// dictSaved: the tokens each kept splice saved, spread evenly over the dictionary
+	// bytes it copied.
+	dictSaved []float64
 }
 
 // NewEncoder starts a session.

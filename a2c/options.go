@@ -40,6 +40,9 @@ type Options struct {
 	// the cut's, cost more than it saves.
 	offStyles string
 	noCut     bool
+	// wholeEmbedded keeps Adapt from dropping single styles or the cut (the
+	// alternative TestDefaultsWinOnTrainingSessions measures).
+	wholeEmbedded bool
 	// RawValues writes a string in an args, result or meta slot as ~ then raw text (as
 	// the string slots write theirs: only \ and | escaped, newlines kept) where that
 	// costs fewer tokens than the string quoted.

@@ -120,7 +120,7 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 		}
 		// One embedded-JSON style at a time, and the cut: each is a clause of the
 		// instructions.
-		if cur.Embedded && len(out.Features.Styles) > 1 {
+		if cur.Embedded && !cur.wholeEmbedded && len(out.Features.Styles) > 1 {
 			for _, tag := range sortedTags(out.Features.Styles) {
 				o := cur
 				o.offStyles += string(tag)
@@ -129,7 +129,7 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 				}
 			}
 		}
-		if cur.Embedded && out.Features.Cut {
+		if cur.Embedded && !cur.wholeEmbedded && out.Features.Cut {
 			o := cur
 			o.noCut = true
 			if err := try(o); err != nil {

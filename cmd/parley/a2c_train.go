@@ -10,10 +10,12 @@ import (
 
 const a2cTrainDescription = `
 Learn a dictionary from training data: the lines and values (system prompts, tool
-descriptions, boilerplate), and objects and arrays as the payload writes them (a tool's
-definition), that recur in at least two fifths of the sessions, most bytes saved first,
-up to --max-bytes; then only the spans that the splices of that many training sessions
-copy (counted with --encoding) are written as text to --output. benchmark, encode, decode and verify take
+descriptions, boilerplate), objects and arrays as the payload writes them (a tool's
+definition), and runs of payload text (record frames), that recur in at least two
+fifths of the sessions, most bytes saved first, up to --max-bytes; then it keeps only
+the spans that the splices of that many training sessions copy and that saved three
+times their own tokens there (counted with --encoding), and writes them as text to
+--output. benchmark, encode, decode and verify take
 it with --dict. Train on data you will not measure on: a dictionary learned from the test
 set flatters the codec ('parley a2c optimize' splits by trajectory for you). benchmark
 charges the dictionary's tokens in full, once by default.`
@@ -23,7 +25,7 @@ func runA2CTrain(ctx context.Context, e *env, args []string) error {
 		"  parley a2c train --adapter openai --source train.jsonl --output tau.dict\n  parley a2c benchmark --adapter openai --source test.jsonl --dict tau.dict")
 	sf := addSourceFlags(fs)
 	output := fs.String("output", "", "where to write the dictionary (required)")
-	maxBytes := fs.Int("max-bytes", 8192, "the dictionary's size limit in bytes")
+	maxBytes := fs.Int("max-bytes", a2c.DefaultMaxBytes, "the dictionary's size limit in bytes")
 	encName := fs.String("encoding", "cl100k_base", "the tokenizer the dictionary is pruned with (the spans that splices of enough training sessions copy): cl100k_base or o200k_base")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
