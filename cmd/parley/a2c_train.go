@@ -15,13 +15,13 @@ definition), and runs of payload text (record frames), that recur in at least tw
 fifths of the sessions, most bytes saved first, up to --max-bytes; then it keeps only
 the spans that the splices of that many training sessions copy and that saved three
 times their own tokens there (counted with --encoding), and writes them as text to
---output. benchmark, encode, decode and verify take
-it with --dict. Train on data you will not measure on: a dictionary learned from the test
-set flatters the codec ('parley a2c optimize' splits by trajectory for you). benchmark
-charges the dictionary's tokens in full, once by default.`
+--output. benchmark, encode, decode and verify take it with --dict. Train on data you
+will not measure on: a dictionary learned from the test set flatters the codec ('parley
+a2c optimize' splits by trajectory for you). benchmark charges the dictionary's tokens
+in full, once by default.`
 
 func runA2CTrain(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "a2c train", "a2c train --adapter A --source PATH --output FILE [--max-bytes N]", a2cTrainDescription,
+	fs := newFlags(e, "a2c train", "a2c train --adapter A --source PATH --output FILE [--max-bytes N] [--encoding E]", a2cTrainDescription,
 		"  parley a2c train --adapter openai --source train.jsonl --output tau.dict\n  parley a2c benchmark --adapter openai --source test.jsonl --dict tau.dict")
 	sf := addSourceFlags(fs)
 	output := fs.String("output", "", "where to write the dictionary (required)")
