@@ -303,6 +303,9 @@ func MeasureFolds(ctx context.Context, in []Input, opt Options, c Counter, encod
 	}
 	k = min(k, len(in))
 	opt.DictCharge = DictOnce
+	if topt.Counter == nil {
+		topt.Counter = c
+	}
 	total := &Result{Encoding: encoding, Lossless: true, Baselines: map[string]BaselineResult{}, DictionaryFolds: k}
 	done := 0
 	for f := 0; f < k; f++ {

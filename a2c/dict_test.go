@@ -259,3 +259,72 @@ func TestDictionaryFile(t *testing.T) {
 		t.Errorf("WriteFile left %q", b)
 	}
 }
+
+// rec builds a record from alternating keys and string values.
+func rec(kv ...string) trace.Value {
+	v := trace.Value{Kind: trace.Object}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Members = append(v.Members, trace.Member{Key: kv[i], Value: trace.Value{Kind: trace.String, Str: kv[i+1]}})
+	}
+	return v
+}
+
+// TestTrainPrunesWhatDoesNotPay: a line every session holds stays in the dictionary; a
+// line only two of ten hold is learned (MinShare 0.2) but its two splices save less than
+// three times its own tokens, so pruning drops it.
+func TestTrainPrunesWhatDoesNotPay(t *testing.T) {
+	common := "Every session begins with this long boilerplate sentence about the rules of the task."
+	rare := "Only two sessions quote this other sentence, which is about forty bytes long."
+	var sessions [][]trace.Value
+	for i := range 10 {
+		text := common + "\nquestion " + strings.Repeat("x", i+1)
+		if i < 2 {
+			text += "\n" + rare
+		}
+		sessions = append(sessions, []trace.Value{rec("kind", "message", "from", "user", "text", text)})
+	}
+	topt := TrainOptions{MinShare: 0.2}
+	whole := Train(sessions, topt)
+	if !strings.Contains(whole.Text, common) || !strings.Contains(whole.Text, rare) {
+		t.Fatalf("without pruning both lines should be learned: %q", whole.Text)
+	}
+	topt.Counter = mustCounter(t)
+	pruned := Train(sessions, topt)
+	if !strings.Contains(pruned.Text, common) {
+		t.Errorf("pruning dropped the line every session copies: %q", pruned.Text)
+	}
+	if strings.Contains(pruned.Text, "forty bytes") {
+		t.Errorf("pruning kept the line only two sessions copy: %q", pruned.Text)
+	}
+}
+
+// TestTrainLearnsFrequentRuns: records that share a frame around a value that differs
+// (a tool call's arguments with the query changing) give the dictionary the frame as
+// the payload writes it, which neither a string line nor a whole value holds.
+func TestTrainLearnsFrequentRuns(t *testing.T) {
+	queries := []string{"weather in Lisbon tomorrow morning", "cheapest flights from Oslo to Rome", "who wrote The Master and Margarita",
+		"distance between Mars and Jupiter now", "recipe for a vegan mushroom risotto", "opening hours of the Prado museum"}
+	var sessions [][]trace.Value
+	for _, q := range queries {
+		args := `{"query": "` + q + `", "limit_results_to": 10, "language_of_results": "en"}`
+		r := rec("kind", "tool_call", "from", "assistant", "to", "search")
+		r.Members = append(r.Members, trace.Member{Key: "args", Value: mustParse(t, args)})
+		sessions = append(sessions, []trace.Value{r})
+	}
+	frame := "limit_results_to:10,language_of_results:en}"
+	if d := Train(sessions, TrainOptions{}); !strings.Contains(d.Text, frame) {
+		t.Errorf("the dictionary lacks the shared frame %q: %q", frame, d.Text)
+	}
+	if d := Train(sessions, TrainOptions{NoFrequent: true}); strings.Contains(d.Text, frame) {
+		t.Errorf("without frequent runs the frame %q should not be learned: %q", frame, d.Text)
+	}
+}
+
+func mustParse(t *testing.T, s string) trace.Value {
+	t.Helper()
+	v, err := trace.ParseJSON([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

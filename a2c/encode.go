@@ -55,6 +55,12 @@ type Encoder struct {
 	olate        int
 	pending      []string
 	embDepth     int
+	// dictUsed, when not nil, marks every byte of the dictionary a kept splice copied
+	// (Train's pruning reads it).
+	dictUsed []bool
+	// dictSaved: the tokens each kept splice saved, spread evenly over the dictionary
+	// bytes it copied.
+	dictSaved []float64
 }
 
 // NewEncoder starts a session.

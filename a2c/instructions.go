@@ -54,7 +54,7 @@ func Instructions(f Features, full bool) string {
 		}
 		b.WriteString(".")
 		if f.Newlines {
-			b.WriteString(" Other lines continue the text.")
+			b.WriteString(" Other lines continue text.")
 		}
 		if f.Defaults {
 			if n > slotTool {
@@ -84,11 +84,17 @@ func Instructions(f Features, full bool) string {
 	}
 	if f.Splices {
 		b.WriteString(" «nnd: nn bytes d back")
+		var notes []string
 		if f.Long {
-			b.WriteString(" («00nnnd: nnn)")
+			notes = append(notes, "«00nnnd: nnn")
 		}
 		if f.Dictionary {
-			b.WriteString(" (dictionary first)")
+			notes = append(notes, "dictionary first")
+		}
+		if len(notes) > 0 {
+			// One pair of brackets: "(«00nnnd: nnn; dictionary first)" is a token
+			// shorter than two.
+			b.WriteString(" (" + strings.Join(notes, "; ") + ")")
 		}
 		if f.Close {
 			b.WriteString(", » may end")
@@ -119,7 +125,7 @@ func Instructions(f Features, full bool) string {
 		sort.Strings(tags)
 		b.WriteString(" %X{…}: JSON as text")
 		if f.Cut {
-			b.WriteString(" (%Xn{…}: less its last n bytes)")
+			b.WriteString(" (%Xn{…}: last n bytes cut)")
 		}
 		b.WriteString(",")
 		for i, t := range tags {

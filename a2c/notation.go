@@ -115,7 +115,7 @@ func (e *Encoder) str(dst []byte, s string) []byte {
 		return append(dst, ref...)
 	}
 	if e.opt.Embedded {
-		if v, st, cut, ok := detectEmbedded(s, e.buf); ok {
+		if v, st, cut, ok := detectEmbedded(s, e.buf); ok && !(cut > 0 && e.opt.noCut) && strings.IndexByte(e.opt.offStyles, st.tag) < 0 {
 			if out, ok := e.tryEmbedded(dst, s, &v, st, cut, func() int { return e.count(`"` + s + `"`) }); ok {
 				return out
 			}

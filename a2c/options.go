@@ -35,6 +35,14 @@ type Options struct {
 	// proseLines writes every record as a prose line (Adapt sets it; a record without
 	// a prose form is then an error).
 	proseLines bool
+	// offStyles are embedded-JSON styles (by tag) left unused, and noCut leaves JSON
+	// cut short as text: Adapt sets them when a style's words in the instructions, or
+	// the cut's, cost more than it saves.
+	offStyles string
+	noCut     bool
+	// wholeEmbedded keeps Adapt from dropping single styles or the cut (the
+	// alternative TestDefaultsWinOnTrainingSessions measures).
+	wholeEmbedded bool
 	// RawValues writes a string in an args, result or meta slot as ~ then raw text (as
 	// the string slots write theirs: only \ and | escaped, newlines kept) where that
 	// costs fewer tokens than the string quoted.

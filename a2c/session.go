@@ -3,6 +3,7 @@ package a2c
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parleyhq/parley/trace"
@@ -98,17 +99,41 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 	for {
 		var next *Encoded
 		var nextOpt Options
+		try := func(o Options) error {
+			e, err := encodeSession(id, recs, o)
+			if err != nil {
+				return err
+			}
+			if k := cost(e); k < best {
+				best, next, nextOpt = k, e, o
+			}
+			return nil
+		}
 		for _, st := range adaptSteps {
 			o := cur
 			if !st.apply(&o) {
 				continue
 			}
-			e, err := encodeSession(id, recs, o)
-			if err != nil {
+			if err := try(o); err != nil {
 				return nil, err
 			}
-			if k := cost(e); k < best {
-				best, next, nextOpt = k, e, o
+		}
+		// One embedded-JSON style at a time, and the cut: each is a clause of the
+		// instructions.
+		if cur.Embedded && !cur.wholeEmbedded && len(out.Features.Styles) > 1 {
+			for _, tag := range sortedTags(out.Features.Styles) {
+				o := cur
+				o.offStyles += string(tag)
+				if err := try(o); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if cur.Embedded && !cur.wholeEmbedded && out.Features.Cut {
+			o := cur
+			o.noCut = true
+			if err := try(o); err != nil {
+				return nil, err
 			}
 		}
 		if next == nil {
@@ -116,6 +141,15 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 		}
 		out, cur = next, nextOpt
 	}
+}
+
+func sortedTags(m map[byte]bool) []byte {
+	var ts []byte
+	for t := range m {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
 }
 
 func encodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error) {

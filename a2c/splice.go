@@ -77,6 +77,7 @@ func (e *Encoder) splice(line []byte) []byte {
 					marker += spliceClose
 				}
 				keep := true
+				saved := (pe - ps - len(marker)) / 4
 				if e.opt.TokenAligned && e.opt.Counter != nil {
 					// Count in context: a few bytes either side decide how the
 					// literal's edges merge with their neighbours.
@@ -88,7 +89,8 @@ func (e *Encoder) splice(line []byte) []byte {
 						r++
 					}
 					left, right := string(text[l:ps]), string(text[pe:r])
-					keep = e.opt.Counter.Count(left+marker+right) < e.opt.Counter.Count(left+string(text[ps:pe])+right)
+					saved = e.opt.Counter.Count(left+string(text[ps:pe])+right) - e.opt.Counter.Count(left+marker+right)
+					keep = saved > 0
 				}
 				if keep {
 					out = e.appendLiteral(out, text[lit:ps])
@@ -100,6 +102,12 @@ func (e *Encoder) splice(line []byte) []byte {
 						e.feat.Originals = true
 					} else if src < e.st.dictLen {
 						e.feat.Dictionary = true
+						if e.dictUsed != nil {
+							for i := src; i < min(src+pe-ps, e.st.dictLen); i++ {
+								e.dictUsed[i] = true
+								e.dictSaved[i] += float64(saved) / float64(pe-ps)
+							}
+						}
 					}
 					e.index(p, pe)
 					p, lit = pe, pe

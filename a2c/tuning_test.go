@@ -2,6 +2,9 @@ package a2c
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/parleyhq/parley/trace"
@@ -42,6 +45,7 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 		"kind names":            func(o *Options) { o.KindNames = true },
 		"no prose lines":        func(o *Options) { o.Prose = false },
 		"no raw values":         func(o *Options) { o.RawValues = false },
+		"no single-style adapt": func(o *Options) { o.wholeEmbedded = true },
 	}
 	for name, f := range alts {
 		o := Default(c)
@@ -69,26 +73,64 @@ func TestTrainDefaultsWinOnTrainingSessions(t *testing.T) {
 		RawCounts(tr, c)
 		sets = append(sets, tr)
 	}
-	cost := func(topt TrainOptions) int {
+	cost := func(topt TrainOptions) (int, error) {
 		total := 0
 		for _, tr := range sets {
 			res, err := MeasureFolds(context.Background(), tr, Default(c), c, "cl100k_base", nil, 3, topt, nil)
-			if err != nil || !res.Lossless {
-				t.Fatalf("%+v: %v", topt, err)
+			if err == nil && !res.Lossless {
+				err = fmt.Errorf("%d records differ", res.LossyRecords)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%+v: %w", topt, err)
 			}
 			total += res.FullCostTokens
 		}
-		return total
+		return total, nil
 	}
-	def := cost(TrainOptions{})
-	for name, topt := range map[string]TrainOptions{
-		"min_share=0.2":  {MinShare: 0.2},
-		"min_share=0.3":  {MinShare: 0.3},
-		"min_share=0.5":  {MinShare: 0.5},
-		"max_bytes=4096": {MaxBytes: 4096},
-		"min_len=48":     {MinLen: 48},
-	} {
-		if k := cost(topt); k < def {
+	// min_share=0.2, max_bytes=4096 and min_len=48 lost by 2,408, 28,550 and 2,081 tokens
+	// when pruning came in (a2c/HELD-OUT.md) and are no longer measured here: the test
+	// must stay well inside go test's ten minutes.
+	alts := map[string]TrainOptions{
+		"":                {},
+		"min_share=0.3":   {MinShare: 0.3},
+		"min_share=0.5":   {MinShare: 0.5},
+		"max_bytes=8192":  {MaxBytes: 8192},
+		"max_bytes=32768": {MaxBytes: 32768},
+		"prune_worth=2":   {PruneWorth: 2},
+		"prune_worth=4":   {PruneWorth: 4},
+		"no frequent":     {NoFrequent: true},
+		"no encoded":      {NoEncoded: true},
+		"no pruning":      {NoPrune: true},
+	}
+	// Each configuration is measured on its own goroutine, at most GOMAXPROCS at once.
+	costs := make(map[string]int, len(alts))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for name, topt := range alts {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			k, err := cost(topt)
+			mu.Lock()
+			defer mu.Unlock()
+			costs[name] = k
+			if err != nil {
+				errs = append(errs, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	def := costs[""]
+	for name := range alts {
+		if name == "" {
+			continue
+		}
+		if k := costs[name]; k < def {
 			t.Errorf("%s costs %d tokens on the training sessions, Train's defaults %d", name, k, def)
 		} else {
 			t.Logf("%s: %d tokens (defaults %d, %+d)", name, k, def, k-def)

@@ -90,13 +90,13 @@ func SearchSpace() []Improvement {
 	// they change nothing; raw values need the schema.
 	add("prose_lines", "", func(o *a2c.Options, _ []a2c.Input) { o.Prose = true })
 	add("raw_values", "", func(o *a2c.Options, _ []a2c.Input) { o.RawValues = true })
-	for _, n := range []int{2048, 8192} {
+	for _, n := range []int{2048, a2c.DefaultMaxBytes} {
 		add("dictionary", fmt.Sprintf("max_bytes=%d", n), func(o *a2c.Options, train []a2c.Input) {
 			recs := make([][]trace.Value, len(train))
 			for i := range train {
 				recs[i] = train[i].Records
 			}
-			o.Dictionary = a2c.Train(recs, a2c.TrainOptions{MaxBytes: n})
+			o.Dictionary = a2c.Train(recs, a2c.TrainOptions{MaxBytes: n, Counter: o.Counter})
 		})
 	}
 	return s

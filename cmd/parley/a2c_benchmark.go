@@ -87,7 +87,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 			for i := range train {
 				recs[i] = train[i].Records
 			}
-			opt.Dictionary = a2c.Train(recs, a2c.TrainOptions{})
+			opt.Dictionary = a2c.Train(recs, a2c.TrainOptions{Counter: enc})
 		}
 		res, err = a2c.Measure(ctx, held, opt, enc, *encName, a2c.StandardBaselines(), progress)
 	} else {
