@@ -1,6 +1,9 @@
 package bpe
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // The merge step: tiktoken's byte-pair merge. Starting from single bytes, repeatedly merge
 // the adjacent pair whose concatenation has the lowest rank (the leftmost such pair on a
@@ -275,7 +278,11 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 	}
 	nodes[0].tp &= low20
 	nodes[n-1] = node{rl: noRank20 | 1<<20, tp: v.byte1[p[n-1]] | 1<<20}
-	init = radixSortByRank(init, sc.tmp[:len(init)])
+	if len(init) <= smallSort {
+		slices.Sort(init) // the keys differ in their starts: sorted by rank, then start
+	} else {
+		init = radixSortByRank(init, sc.tmp[:len(init)])
+	}
 	h := sc.heap[:0]
 	for {
 		// The next pair: the smaller head of the two queues.
@@ -332,6 +339,10 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 	}
 	return toks
 }
+
+// smallSort: at most this many initial pairs are sorted by comparison; the radix sort's
+// passes over its 2048 counters cost more than that on short runs (the segments of cut.go).
+const smallSort = 512
 
 // radixSortByRank sorts entries rank<<32 | start by rank, keeping the order of equal ranks
 // (entries come in increasing start), with tmp as the buffer (len(tmp) == len(a)); ranks are

@@ -1,0 +1,107 @@
+package bpe
+
+// Long pieces are first cut where no token can reach across: the merge only ever joins
+// parts into tokens, so if no token holds bytes on both sides of a position x, no part ever
+// spans x, and each side merges as it would alone. (The whole piece always merges the
+// lowest pair of either side, in some interleaving of the two sides' own orders; the pair
+// across x is never a candidate.) So the piece's tokens are those of each cut-out segment
+// merged on its own, segment after segment.
+//
+// A token that spans x holds p[x-1:x+1]; if it has two bytes it is that pair, and if it has
+// three or more it holds one of the three-byte strings p[x-2:x+1] or p[x-1:x+2]. So x is a
+// cut when p[x-1:x+1] is no token and neither three-byte string occurs inside any token. Two
+// bitmaps answer that: the two-byte tokens (8 KiB) and every three bytes found inside a token
+// (2 MiB, built on the first long piece). Random letters are cut every 13 bytes on
+// average, random white space every 6, random punctuation every 2 or 3; a run of one byte
+// (a megabyte of spaces) has no cut and goes to the chunked merge.
+
+// cutPiece: pieces at least this long are cut before they are merged. Shorter ones are merged
+// whole (the scan merge and the cache of merged pieces serve them better), and ordinary text
+// never builds the bitmaps.
+const cutPiece = 256
+
+// cutTable holds the two bitmaps of one vocabulary.
+type cutTable struct {
+	pair [1 << 16 / 64]uint64 // bit b0<<8|b1: b0 b1 is a token
+	tri  []uint64             // bit b0<<16|b1<<8|b2: b0 b1 b2 occurs inside a token
+}
+
+func (c *cutTable) hasPair(a, b byte) bool {
+	k := uint32(a)<<8 | uint32(b)
+	return c.pair[k>>6]&(1<<(k&63)) != 0
+}
+
+func (c *cutTable) hasTri(a, b, d byte) bool {
+	k := uint32(a)<<16 | uint32(b)<<8 | uint32(d)
+	return c.tri[k>>6]&(1<<(k&63)) != 0
+}
+
+// cuts returns v's bitmaps, building them on first use (about 2 ms).
+func (v *vocab) cuts() *cutTable {
+	v.cutOnce.Do(func() {
+		c := &cutTable{tri: make([]uint64, 1<<24/64)}
+		for r := 0; r+1 < len(v.off); r++ {
+			t := v.blob[v.off[r]:v.off[r+1]]
+			if len(t) == 2 {
+				k := uint32(t[0])<<8 | uint32(t[1])
+				c.pair[k>>6] |= 1 << (k & 63)
+			}
+			for i := 0; i+3 <= len(t); i++ {
+				k := uint32(t[i])<<16 | uint32(t[i+1])<<8 | uint32(t[i+2])
+				c.tri[k>>6] |= 1 << (k & 63)
+			}
+		}
+		v.cut = c
+	})
+	return v.cut
+}
+
+// mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
+func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
+	c := v.cuts()
+	n, count, start := len(p), 0, 0
+	// inside: the three bytes ending at x (p[x-2:x+1]) occur inside a token.
+	inside := false
+	for x := 1; x < n; x++ {
+		next := x+1 < n && c.hasTri(p[x-1], p[x], p[x+1])
+		if !inside && !next && !c.hasPair(p[x-1], p[x]) {
+			var k int
+			out, k = v.mergeSegment(p[start:x], out, m)
+			count += k
+			start = x
+		}
+		inside = next
+	}
+	out, k := v.mergeSegment(p[start:], out, m)
+	return out, count + k
+}
+
+// mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
+// token is merged all the same (a piece that is a token is that token, a segment need not be).
+func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
+	switch n := len(s); {
+	case n == 1:
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]))
+		}
+		return out, 1
+	case n == 2:
+		if r := v.pair[int(s[0])<<8|int(s[1])]; r >= 0 {
+			if out != nil {
+				out = append(out, int(r))
+			}
+			return out, 1
+		}
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]))
+		}
+		return out, 2
+	case n <= pcKeyLen:
+		_, h := keyHash(s)
+		return v.mergeCached(s, h, out, m)
+	case n < chunkedPiece:
+		return v.mergeLong(s, m.scratch(v), out)
+	default:
+		return v.mergeChunked(s, m.scratch(v), out)
+	}
+}
