@@ -22,8 +22,8 @@ const cutPiece = 256
 
 // cutTable holds the two bitmaps of one vocabulary.
 type cutTable struct {
-	pair [1 << 16 / 64]uint64 // bit b0<<8|b1: b0 b1 is a token
-	tri  []uint64             // bit b0<<16|b1<<8|b2: b0 b1 b2 occurs inside a token
+	pair [1 << 16 / 64]uint64  // bit b0<<8|b1: b0 b1 is a token
+	tri  *[1 << 24 / 64]uint64 // bit b0<<16|b1<<8|b2: b0 b1 b2 occurs inside a token
 }
 
 func (c *cutTable) hasPair(a, b byte) bool {
@@ -39,7 +39,7 @@ func (c *cutTable) hasTri(a, b, d byte) bool {
 // cuts returns v's bitmaps, building them on first use (about 2 ms).
 func (v *vocab) cuts() *cutTable {
 	v.cutOnce.Do(func() {
-		c := &cutTable{tri: make([]uint64, 1<<24/64)}
+		c := &cutTable{tri: new([1 << 24 / 64]uint64)}
 		for r := 0; r+1 < len(v.off); r++ {
 			t := v.blob[v.off[r]:v.off[r+1]]
 			if len(t) == 2 {
@@ -59,20 +59,32 @@ func (v *vocab) cuts() *cutTable {
 // mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
 func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	c := v.cuts()
+	sc := m.scratch(v)
+	sc.cut = c
 	n, count, start := len(p), 0, 0
-	// inside: the three bytes ending at x (p[x-2:x+1]) occur inside a token.
+	cutAt := func(x int) {
+		var k int
+		out, k = v.mergeSegment(p[start:x], out, m)
+		count += k
+		start = x
+	}
+	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
+	// inside a token.
+	w := uint32(p[0])<<8 | uint32(p[1])
 	inside := false
-	for x := 1; x < n; x++ {
-		next := x+1 < n && c.hasTri(p[x-1], p[x], p[x+1])
-		if !inside && !next && !c.hasPair(p[x-1], p[x]) {
-			var k int
-			out, k = v.mergeSegment(p[start:x], out, m)
-			count += k
-			start = x
+	for x := 1; x < n-1; x++ {
+		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
+		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
+		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
+			cutAt(x)
 		}
-		inside = next
+		inside, w = next, w3
+	}
+	if !inside && !c.hasPair(p[n-2], p[n-1]) {
+		cutAt(n - 1)
 	}
 	out, k := v.mergeSegment(p[start:], out, m)
+	sc.cut = nil
 	return out, count + k
 }
 

@@ -108,6 +108,8 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
+	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
+
 	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
 }
 
@@ -170,7 +172,12 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 		}
 		return noRank
 	}
-	r := v.rank(t)
+	r := noRank
+	// Within a cut piece (cut.go), most candidates are no token and the bitmap of three-byte
+	// strings found inside tokens says so without hashing them.
+	if c, n := sc.cut, len(t); c == nil || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
+		r = v.rank(t)
+	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
 	return r
 }
