@@ -63,8 +63,8 @@ func randomPiece(rng *rand.Rand, n int) string {
 	return sb.String()[:n]
 }
 
-// TestMergeImplementations checks that the scan merge and the heap merge agree with the
-// plain transcription of tiktoken's merge.
+// TestMergeImplementations checks that the scan merge, the heap merge and the tree merge
+// agree with the plain transcription of tiktoken's merge.
 func TestMergeImplementations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	sc := new(scratch)
@@ -80,6 +80,9 @@ func TestMergeImplementations(t *testing.T) {
 			got, k := v.mergeLong(p, sc, []int{})
 			if !slices.Equal(got, want) || k != len(want) {
 				t.Fatalf("%s mergeLong(%q) = %v (%d), want %v", name, p, got, k, want)
+			}
+			if tree := v.mergeTree(p, sc, nil); !slices.Equal(intsOf(tree), want) {
+				t.Fatalf("%s mergeTree(%q) = %v, want %v", name, p, tree, want)
 			}
 			if n <= smallPiece {
 				got, k = v.mergeSmall(p, []int{})

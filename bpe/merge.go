@@ -108,6 +108,11 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
+	tree []uint32 // mergeTree's tournament tree, and its list of parts
+	next []uint16
+	prev []int16
+	pt   []uint32
+
 	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
 
 	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
