@@ -58,6 +58,12 @@ func (v *vocab) cuts() *cutTable {
 
 // mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
 func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
+	// A cut needs a pair of bytes that is no token: a run of one byte (spaces, newlines, one
+	// letter) whose pair is a token has none, and goes whole to the chunked merge without the
+	// bitmaps.
+	if v.pair[int(p[0])<<8|int(p[0])] >= 0 && p[1:] == p[:len(p)-1] {
+		return v.mergeSegment(p, out, m)
+	}
 	c := v.cuts()
 	sc := m.scratch(v)
 	sc.cut = c
