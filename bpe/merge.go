@@ -11,8 +11,9 @@ import (
 //
 // Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
 // merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
-// (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Very
-// long pieces are cut into chunks merged separately, each junction proved not to matter
+// (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Pieces of
+// cutPiece bytes or more are first cut where no token reaches across (cut.go). Very long
+// segments are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
 
 // smallPiece is the longest piece merged by the scan; longer pieces use the heap.
