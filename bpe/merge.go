@@ -38,17 +38,17 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
 	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
 	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
-	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one (noRank where no part starts)
+	var key [smallPiece]uint32     // key[i]: rank of the part at i joined with the next one <<6 | i (noRank where no part starts or no token)
 	var pt [smallPiece]uint32      // pt[i]: token of the part at i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
 		next[i] = uint8(i + 1)
 		prev[i] = int8(i - 1)
-		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
+		key[i] = smallKey(uint32(v.pair[int(p[i])<<8|int(p[i+1])]), i)
 		pt[i] = v.byte1[p[i]]
 	}
 	prev[n-1] = int8(n - 2)
-	next[n-1], rank[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
+	next[n-1], key[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
 	if sc != nil && sc.cacheOf != v {
 		clear(sc.cache[:])
 		sc.cacheOf = v
@@ -60,30 +60,29 @@ func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch)
 		return v.rank(t)
 	}
 	for {
-		// The lowest rank, leftmost on ties: a scan of the positions, in which those where no
-		// part starts hold noRank (no chain of loads to follow).
-		m, mi := noRank, -1
-		for i := 0; i < n-1; i++ {
-			if rank[i] < m {
-				m, mi = rank[i], i
-			}
+		// The lowest rank, leftmost on ties: the smallest key, by a scan of the positions
+		// (those where no part starts hold noRank) with no branch to mispredict.
+		m := noRank
+		for _, x := range key[:n-1] {
+			m = min(m, x)
 		}
-		if mi < 0 {
+		if m == noRank {
 			break
 		}
+		mi, r := int(m&63), m>>6
 		j := int(next[mi])
 		k := int(next[j]) // the merged part is p[mi:k]
-		rank[j] = noRank
+		key[j] = noRank
 		next[mi] = uint8(k)
-		pt[mi] = m
+		pt[mi] = r
 		if k < n {
 			prev[k] = int8(mi)
-			rank[mi] = pair(m, pt[k], p[mi:next[k]])
+			key[mi] = smallKey(pair(r, pt[k], p[mi:next[k]]), mi)
 		} else {
-			rank[mi] = noRank
+			key[mi] = noRank
 		}
 		if mq := int(prev[mi]); mq >= 0 {
-			rank[mq] = pair(pt[mq], m, p[mq:k])
+			key[mq] = smallKey(pair(pt[mq], r, p[mq:k]), mq)
 		}
 	}
 	c := 0
@@ -92,6 +91,15 @@ func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch)
 		c++
 	}
 	return c
+}
+
+// smallKey is mergeSmallTo's key of the pair of rank r at i: r<<6 | i, noRank for no token.
+// Ranks are below 2^20 and i below 64, so the smallest key is the lowest rank, leftmost.
+func smallKey(r uint32, i int) uint32 {
+	if r == noRank {
+		return noRank
+	}
+	return r<<6 | uint32(i)
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
