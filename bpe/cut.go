@@ -48,8 +48,12 @@ func (v *vocab) cuts() *cutTable {
 				k := uint32(t[0])<<8 | uint32(t[1])
 				c.pair[k>>6] |= 1 << (k & 63)
 			}
-			for i := 0; i+3 <= len(t); i++ {
-				k := uint32(t[i])<<16 | uint32(t[i+1])<<8 | uint32(t[i+2])
+			if len(t) < 3 {
+				continue
+			}
+			k := uint32(t[0])<<8 | uint32(t[1])
+			for i := 2; i < len(t); i++ {
+				k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
 				c.tri[k>>6] |= 1 << (k & 63)
 			}
 		}
