@@ -239,14 +239,21 @@ func (v *vocab) encodePiece(p string, out []int, m *merger) ([]int, int) {
 	if len(p) > smallPiece {
 		sc := m.scratch(v)
 		m.longest = max(m.longest, len(p))
-		if len(p) >= chunkedPiece {
-			return v.mergeChunked(p, sc, out)
+		if len(p) >= cutPiece {
+			return v.mergeCut(p, out, m)
 		}
 		return v.mergeLong(p, sc, out)
 	}
 	if len(p) > pcKeyLen {
 		return v.mergeSmall(p, out)
 	}
+	return v.mergeCached(p, h, out, m)
+}
+
+// mergeCached merges a piece of 3..pcKeyLen bytes (hash h, from keyHash) through the merger's
+// cache of merged pieces. The cache holds merges only, never the shortcut of a piece that is a
+// token, so it serves the segments of cut.go too.
+func (v *vocab) mergeCached(p string, h uint64, out []int, m *merger) ([]int, int) {
 	m.scratch(v)
 	e := &m.pc.e[h>>(64-pcBits)]
 	if int(e.klen) != len(p) || string(e.key[:len(p)]) != p {

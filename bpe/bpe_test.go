@@ -63,8 +63,8 @@ func randomPiece(rng *rand.Rand, n int) string {
 	return sb.String()[:n]
 }
 
-// TestMergeImplementations checks that the scan merge and the heap merge agree with the
-// plain transcription of tiktoken's merge.
+// TestMergeImplementations checks that the scan merge, the heap merge and the tree merge
+// agree with the plain transcription of tiktoken's merge.
 func TestMergeImplementations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	sc := new(scratch)
@@ -80,6 +80,9 @@ func TestMergeImplementations(t *testing.T) {
 			got, k := v.mergeLong(p, sc, []int{})
 			if !slices.Equal(got, want) || k != len(want) {
 				t.Fatalf("%s mergeLong(%q) = %v (%d), want %v", name, p, got, k, want)
+			}
+			if tree := v.mergeTree(p, sc, nil); !slices.Equal(intsOf(tree), want) {
+				t.Fatalf("%s mergeTree(%q) = %v, want %v", name, p, tree, want)
 			}
 			if n <= smallPiece {
 				got, k = v.mergeSmall(p, []int{})
@@ -312,4 +315,76 @@ func intsOf(toks []uint32) []int {
 		out[i] = int(t)
 	}
 	return out
+}
+
+// TestCutMerge checks the cut merge (cut.go) against the same pieces merged in one run
+// (mergeLong, itself checked against tiktoken's merge in TestMergeImplementations), on
+// texts with many cuts, few cuts and none, and that it really cuts.
+func TestCutMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	alphabets := []string{"ab", "aab", "etaoinshr", "abcdefghijklmnopqrstuvwxyz", "aBcDeFgHiJ",
+		" \t\n", "!\"#$%&()*+,-./:;<=>?@[]^_`{|}~", "0123456789", "é中 a\u3000\u00a0", "\x80\xbf\xc3\xe2"}
+	sc := new(scratch)
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		cuts := 0
+		for it := 0; it < 3000; it++ {
+			var p string
+			n := cutPiece + rng.IntN(3000)
+			if it%5 == 0 {
+				p = randomPiece(rng, n)
+			} else {
+				a := alphabets[rng.IntN(len(alphabets))]
+				var sb strings.Builder
+				for sb.Len() < n {
+					sb.WriteByte(a[rng.IntN(len(a))])
+				}
+				p = sb.String()
+			}
+			var m merger
+			got, gn := v.mergeCut(p, []int{}, &m)
+			m.release()
+			want, wn := v.mergeLong(p, sc, []int{})
+			if !slices.Equal(got, want) || gn != wn {
+				t.Fatalf("%s: mergeCut(%q) = %d tokens, want %d (one run)", name, p, gn, wn)
+			}
+			c := v.cuts()
+			for x := 2; x+1 < len(p); x++ {
+				if !c.hasPair(p[x-1], p[x]) && !c.hasTri(p[x-2], p[x-1], p[x]) && !c.hasTri(p[x-1], p[x], p[x+1]) {
+					cuts++
+				}
+			}
+		}
+		if cuts == 0 {
+			t.Errorf("%s: no text was cut", name)
+		}
+	}
+}
+
+// FuzzCutMerge compares the cut merge with the one-run merge on any bytes, repeated up to
+// the length at which pieces are cut.
+func FuzzCutMerge(f *testing.F) {
+	for _, s := range []string{"abc", "a b\tc", "q!z", "é中", "\xff\x80a", "ingthe"} {
+		f.Add(s)
+	}
+	sc := new(scratch)
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" {
+			return
+		}
+		p := s
+		for len(p) < cutPiece {
+			p += s
+		}
+		for _, name := range Names() {
+			v := mustGet(t, name).v
+			var m merger
+			got, gn := v.mergeCut(p, []int{}, &m)
+			m.release()
+			want, wn := v.mergeLong(p, sc, []int{})
+			if !slices.Equal(got, want) || gn != wn {
+				t.Fatalf("%s: mergeCut(%q) = %v, want %v (one run)", name, p, got, want)
+			}
+		}
+	})
 }

@@ -1,6 +1,9 @@
 package bpe
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // The merge step: tiktoken's byte-pair merge. Starting from single bytes, repeatedly merge
 // the adjacent pair whose concatenation has the lowest rank (the leftmost such pair on a
@@ -8,8 +11,9 @@ import "sync"
 //
 // Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
 // merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
-// (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Very
-// long pieces are cut into chunks merged separately, each junction proved not to matter
+// (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Pieces of
+// cutPiece bytes or more are first cut where no token reaches across (cut.go). Very long
+// segments are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
 
 // smallPiece is the longest piece merged by the scan; longer pieces use the heap.
@@ -34,17 +38,17 @@ func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
 func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
 	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
 	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
-	var rank [smallPiece]uint32    // rank[i]: rank of the part at i joined with the next one (noRank where no part starts)
+	var key [smallPiece]uint32     // key[i]: rank of the part at i joined with the next one <<6 | i (noRank where no part starts or no token)
 	var pt [smallPiece]uint32      // pt[i]: token of the part at i
 	n := len(p)
 	for i := 0; i < n-1; i++ {
 		next[i] = uint8(i + 1)
 		prev[i] = int8(i - 1)
-		rank[i] = uint32(v.pair[int(p[i])<<8|int(p[i+1])])
+		key[i] = smallKey(uint32(v.pair[int(p[i])<<8|int(p[i+1])]), i)
 		pt[i] = v.byte1[p[i]]
 	}
 	prev[n-1] = int8(n - 2)
-	next[n-1], rank[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
+	next[n-1], key[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
 	if sc != nil && sc.cacheOf != v {
 		clear(sc.cache[:])
 		sc.cacheOf = v
@@ -56,30 +60,29 @@ func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch)
 		return v.rank(t)
 	}
 	for {
-		// The lowest rank, leftmost on ties: a scan of the positions, in which those where no
-		// part starts hold noRank (no chain of loads to follow).
-		m, mi := noRank, -1
-		for i := 0; i < n-1; i++ {
-			if rank[i] < m {
-				m, mi = rank[i], i
-			}
+		// The lowest rank, leftmost on ties: the smallest key, by a scan of the positions
+		// (those where no part starts hold noRank) with no branch to mispredict.
+		m := noRank
+		for _, x := range key[:n-1] {
+			m = min(m, x)
 		}
-		if mi < 0 {
+		if m == noRank {
 			break
 		}
+		mi, r := int(m&63), m>>6
 		j := int(next[mi])
 		k := int(next[j]) // the merged part is p[mi:k]
-		rank[j] = noRank
+		key[j] = noRank
 		next[mi] = uint8(k)
-		pt[mi] = m
+		pt[mi] = r
 		if k < n {
 			prev[k] = int8(mi)
-			rank[mi] = pair(m, pt[k], p[mi:next[k]])
+			key[mi] = smallKey(pair(r, pt[k], p[mi:next[k]]), mi)
 		} else {
-			rank[mi] = noRank
+			key[mi] = noRank
 		}
 		if mq := int(prev[mi]); mq >= 0 {
-			rank[mq] = pair(pt[mq], m, p[mq:k])
+			key[mq] = smallKey(pair(pt[mq], r, p[mq:k]), mq)
 		}
 	}
 	c := 0
@@ -88,6 +91,15 @@ func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch)
 		c++
 	}
 	return c
+}
+
+// smallKey is mergeSmallTo's key of the pair of rank r at i: r<<6 | i, noRank for no token.
+// Ranks are below 2^20 and i below 64, so the smallest key is the lowest rank, leftmost.
+func smallKey(r uint32, i int) uint32 {
+	if r == noRank {
+		return noRank
+	}
+	return r<<6 | uint32(i)
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
@@ -104,6 +116,13 @@ type scratch struct {
 	// cache remembers the rank of recent pairs of tokens (see pairRank), for cacheOf.
 	cache   [cacheSize]uint64
 	cacheOf *vocab
+
+	tree []uint32 // mergeTree's tournament tree, and its list of parts
+	next []uint16
+	prev []int16
+	pt   []uint32
+
+	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
 
 	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
 }
@@ -167,7 +186,12 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 		}
 		return noRank
 	}
-	r := v.rank(t)
+	r := noRank
+	// Within a cut piece (cut.go), most candidates are no token and the bitmap of three-byte
+	// strings found inside tokens says so without hashing them.
+	if c, n := sc.cut, len(t); c == nil || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
+		r = v.rank(t)
+	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
 	return r
 }
@@ -275,7 +299,11 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 	}
 	nodes[0].tp &= low20
 	nodes[n-1] = node{rl: noRank20 | 1<<20, tp: v.byte1[p[n-1]] | 1<<20}
-	init = radixSortByRank(init, sc.tmp[:len(init)])
+	if len(init) <= smallSort {
+		slices.Sort(init) // the keys differ in their starts: sorted by rank, then start
+	} else {
+		init = radixSortByRank(init, sc.tmp[:len(init)])
+	}
 	h := sc.heap[:0]
 	for {
 		// The next pair: the smaller head of the two queues.
@@ -332,6 +360,10 @@ func (v *vocab) run(p string, lo, hi int, sc *scratch, toks []uint32, rec *[]mer
 	}
 	return toks
 }
+
+// smallSort: at most this many initial pairs are sorted by comparison; the radix sort's
+// passes over its 2048 counters cost more than that on short runs (the segments of cut.go).
+const smallSort = 512
 
 // radixSortByRank sorts entries rank<<32 | start by rank, keeping the order of equal ranks
 // (entries come in increasing start), with tmp as the buffer (len(tmp) == len(a)); ranks are

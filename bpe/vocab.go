@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -21,6 +22,9 @@ type vocab struct {
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
+
+	cutOnce sync.Once // the bitmaps of cut.go, built on the first long piece
+	cut     *cutTable
 }
 
 // slot is one entry of the hash tables: the token's first 8 bytes (zero-padded), so that

@@ -1,0 +1,223 @@
+package bpe
+
+// Long pieces are first cut where no token can reach across: the merge only ever joins
+// parts into tokens, so if no token holds bytes on both sides of a position x, no part ever
+// spans x, and each side merges as it would alone. (The whole piece always merges the
+// lowest pair of either side, in some interleaving of the two sides' own orders; the pair
+// across x is never a candidate.) So the piece's tokens are those of each cut-out segment
+// merged on its own, segment after segment.
+//
+// A token that spans x holds p[x-1:x+1]; if it has two bytes it is that pair, and if it has
+// three or more it holds one of the three-byte strings p[x-2:x+1] or p[x-1:x+2]. So x is a
+// cut when p[x-1:x+1] is no token and neither three-byte string occurs inside any token. Two
+// bitmaps answer that: the two-byte tokens (8 KiB) and every three bytes found inside a token
+// (2 MiB, built by the first long piece that needs them, in ~2 ms). Random letters are cut
+// every 13 (cl100k_base) to 26 (o200k_base) bytes on average, random white space every 6 to
+// 8, random punctuation every 2 or 3; a run of one byte (a megabyte of spaces) has no cut and
+// goes to the chunked merge. Segments of up to pcKeyLen bytes go through the cache of merged
+// pieces, longer ones up to treeMax through mergeTree.
+
+// cutPiece: pieces at least this long are cut before they are merged. Shorter ones are merged
+// whole (the scan merge and the cache of merged pieces serve them better), and ordinary text
+// never builds the bitmaps.
+const cutPiece = 256
+
+// cutTable holds the two bitmaps of one vocabulary.
+type cutTable struct {
+	pair [1 << 16 / 64]uint64  // bit b0<<8|b1: b0 b1 is a token
+	tri  *[1 << 24 / 64]uint64 // bit b0<<16|b1<<8|b2: b0 b1 b2 occurs inside a token
+}
+
+func (c *cutTable) hasPair(a, b byte) bool {
+	k := uint32(a)<<8 | uint32(b)
+	return c.pair[k>>6]&(1<<(k&63)) != 0
+}
+
+func (c *cutTable) hasTri(a, b, d byte) bool {
+	k := uint32(a)<<16 | uint32(b)<<8 | uint32(d)
+	return c.tri[k>>6]&(1<<(k&63)) != 0
+}
+
+// cuts returns v's bitmaps, building them on first use (about 2 ms).
+func (v *vocab) cuts() *cutTable {
+	v.cutOnce.Do(func() {
+		c := &cutTable{tri: new([1 << 24 / 64]uint64)}
+		for r := 0; r+1 < len(v.off); r++ {
+			t := v.blob[v.off[r]:v.off[r+1]]
+			if len(t) == 2 {
+				k := uint32(t[0])<<8 | uint32(t[1])
+				c.pair[k>>6] |= 1 << (k & 63)
+			}
+			if len(t) < 3 {
+				continue
+			}
+			k := uint32(t[0])<<8 | uint32(t[1])
+			for i := 2; i < len(t); i++ {
+				k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
+				c.tri[k>>6] |= 1 << (k & 63)
+			}
+		}
+		v.cut = c
+	})
+	return v.cut
+}
+
+// mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
+func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
+	// A cut needs a pair of bytes that is no token: a run of one byte (spaces, newlines, one
+	// letter) whose pair is a token has none, and goes whole to the chunked merge without the
+	// bitmaps.
+	if v.pair[int(p[0])<<8|int(p[0])] >= 0 && p[1:] == p[:len(p)-1] {
+		return v.mergeSegment(p, out, m)
+	}
+	c := v.cuts()
+	sc := m.scratch(v)
+	sc.cut = c
+	n, count, start := len(p), 0, 0
+	cutAt := func(x int) {
+		var k int
+		out, k = v.mergeSegment(p[start:x], out, m)
+		count += k
+		start = x
+	}
+	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
+	// inside a token.
+	w := uint32(p[0])<<8 | uint32(p[1])
+	inside := false
+	for x := 1; x < n-1; x++ {
+		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
+		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
+		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
+			cutAt(x)
+		}
+		inside, w = next, w3
+	}
+	if !inside && !c.hasPair(p[n-2], p[n-1]) {
+		cutAt(n - 1)
+	}
+	out, k := v.mergeSegment(p[start:], out, m)
+	sc.cut = nil
+	return out, count + k
+}
+
+// mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
+// token is merged all the same (a piece that is a token is that token, a segment need not be).
+func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
+	switch n := len(s); {
+	case n == 1:
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]))
+		}
+		return out, 1
+	case n == 2:
+		if r := v.pair[int(s[0])<<8|int(s[1])]; r >= 0 {
+			if out != nil {
+				out = append(out, int(r))
+			}
+			return out, 1
+		}
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]))
+		}
+		return out, 2
+	case n <= pcKeyLen:
+		_, h := keyHash(s)
+		return v.mergeCached(s, h, out, m)
+	case n <= treeMax:
+		sc := m.scratch(v)
+		sc.toks = v.mergeTree(s, sc, sc.toks[:0])
+		if out != nil {
+			for _, t := range sc.toks {
+				out = append(out, int(t))
+			}
+		}
+		return out, len(sc.toks)
+	case n < chunkedPiece:
+		return v.mergeLong(s, m.scratch(v), out)
+	default:
+		return v.mergeChunked(s, m.scratch(v), out)
+	}
+}
+
+// treeMax is the longest segment merged with mergeTree; longer ones use run's queues.
+const treeMax = 1024
+
+// mergeTree merges s (2..treeMax bytes) and appends its tokens to toks. The pairs are the
+// leaves of a tournament tree whose inner nodes hold the smaller key (rank<<10 | start) of
+// their two children, so the root is the lowest pair, leftmost on ties: the pair tiktoken's
+// merge picks. A merge changes three leaves (the merged pair's, the pair that the merged
+// part forms with its right neighbour, the one its left neighbour forms with it), each
+// followed up the tree until a node keeps its value. Unlike a heap with lazy deletion it
+// holds no stale entries, and it needs no sort.
+func (v *vocab) mergeTree(s string, sc *scratch, toks []uint32) []uint32 {
+	n := len(s)
+	size := 1
+	for size < n { // a leaf for every byte: the last part has no pair, but is updated
+		size <<= 1
+	}
+	if cap(sc.tree) < 4*treeMax {
+		sc.tree = make([]uint32, 4*treeMax)
+		sc.next = make([]uint16, treeMax+1)
+		sc.prev = make([]int16, treeMax)
+		sc.pt = make([]uint32, treeMax)
+	}
+	if sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
+	tree, next, prev, pt := sc.tree[:2*size], sc.next[:n+1], sc.prev[:n], sc.pt[:n]
+	const none = ^uint32(0)
+	key := func(r uint32, i int) uint32 {
+		if r == noRank {
+			return none
+		}
+		return r<<10 | uint32(i)
+	}
+	for i := 0; i < n-1; i++ {
+		tree[size+i] = key(uint32(v.pair[int(s[i])<<8|int(s[i+1])]), i)
+		next[i], prev[i], pt[i] = uint16(i+1), int16(i-1), v.byte1[s[i]]
+	}
+	next[n-1], prev[n-1], pt[n-1] = uint16(n), int16(n-2), v.byte1[s[n-1]]
+	for i := n - 1; i < size; i++ {
+		tree[size+i] = none
+	}
+	for i := size - 1; i >= 1; i-- {
+		tree[i] = min(tree[2*i], tree[2*i+1])
+	}
+	set := func(i int, k uint32) {
+		x := size + i
+		tree[x] = k
+		for x > 1 {
+			m := min(tree[x], tree[x^1])
+			x >>= 1
+			if tree[x] == m {
+				return
+			}
+			tree[x] = m
+		}
+	}
+	for {
+		top := tree[1]
+		if top == none {
+			break
+		}
+		i, r := int(top&(1<<10-1)), top>>10
+		j := int(next[i])
+		k := int(next[j]) // the merged part is s[i:k]
+		set(j, none)
+		next[i], pt[i] = uint16(k), r
+		if k < n {
+			prev[k] = int16(i)
+			set(i, key(v.pairRank(sc, r, pt[k], s[i:next[k]]), i))
+		} else {
+			set(i, none)
+		}
+		if q := int(prev[i]); q >= 0 {
+			set(q, key(v.pairRank(sc, pt[q], r, s[q:k]), q))
+		}
+	}
+	for i := 0; i < n; i = int(next[i]) {
+		toks = append(toks, pt[i])
+	}
+	return toks
+}
