@@ -206,16 +206,16 @@ const evidenceBudget = 10 * time.Second
 //	! done#4 unproven: no ev line under it
 //
 // At most maxChecks ev lines are resolved (each can run git twice); the rest, and any left
-// when the request's deadline has passed, are frozen as unverified with the reason.
-func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) []string {
+// when the request's deadline has passed, are frozen as unverified with the reason. verdicts
+// lists the status of each ev line, for the observer once the message is stored.
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) (notes, verdicts []string) {
 	if d.conv == nil {
-		return nil
+		return nil, nil
 	}
 	// The checks share one deadline, within the request's own.
 	ctx, cancel := context.WithTimeout(ctx, evidenceBudget)
 	defer cancel()
 	checks := 0
-	var notes []string
 	for _, p := range pairEvidence(d.conv) {
 		lbl := label(p.done)
 		if len(p.evs) == 0 {
@@ -236,7 +236,7 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 				checks++
 				v = s.ev.Resolve(ctx, room, ev.Text)
 			}
-			s.obs.EvidenceChecked(v.Status)
+			verdicts = append(verdicts, v.Status)
 			notes = append(notes, "! ev"+lbl+" "+v.String())
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false
@@ -246,7 +246,7 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 			notes = append(notes, "! claim"+lbl+" unproven: a commit proves code exists, not that tests ran; cite run <id>")
 		}
 	}
-	return notes
+	return notes, verdicts
 }
 
 // doneVerdict reads a done's verdict back from its message's frozen notes, so the state record

@@ -84,26 +84,34 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		return nil, err
 	}
 
+	// Dedup comes next in the pipeline's order, but the store's append checks it again in
+	// its transaction, which is the check that counts (two posts of one body may race past
+	// any earlier one). So a post is not read for a repeat here, ahead of the append, but
+	// only when a later check is about to refuse it: a repeat is then refused as a repeat,
+	// exactly as if it had been checked first (the same answer and dedup stats, no tokens
+	// kept), and the common post, which repeats nothing, saves a store read.
 	now := s.now().UTC()
 	since := now.Add(-time.Duration(r.Policy.DedupWindow))
-	orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
-	if err != nil {
-		return nil, s.internal(ctx, "post: dedup", err)
+	repeatFirst := func(refusal error) error {
+		orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
+		if err != nil {
+			return s.internal(ctx, "post: dedup", err)
+		}
+		if orig != 0 {
+			return s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+		}
+		return refusal
 	}
-	if orig != 0 {
-		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
-	}
-
 	if err := s.checkAcks(ctx, room, d, seats); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
 	if err := ch.takeTokens(ctx, d.tokens); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
-	notes := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
+	notes, verdicts := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
 
 	msg := &parley.Message{
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
@@ -124,10 +132,15 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		a.Answers = []int64{d.re}
 	}
 	m, err := s.appendTimed(ctx, a)
+	if orig := seqField(err); orig > 0 && parley.ErrorCode(err) == parley.ECONFLICT {
+		// A repeat, refused by the append's own check; its tokens go back (settle), and its
+		// evidence was not judged for any message, so the verdicts are not counted.
+		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+	}
+	for _, v := range verdicts {
+		s.obs.EvidenceChecked(v)
+	}
 	switch {
-	case err != nil && parley.ErrorCode(err) == parley.ECONFLICT && seqField(err) > 0:
-		// Another post of the same body won the race past the early dedup check.
-		return nil, s.refuseDuplicate(ctx, room, seat.Name, seqField(err), d.tokens)
 	case err != nil:
 		return nil, s.internal(ctx, "post: append", err)
 	case m.Replay:
