@@ -5,7 +5,6 @@ package convention
 
 import (
 	"slices"
-	"strings"
 )
 
 // Lint returns warnings: what costs more tokens than it needs or risks a misreading, without
@@ -99,13 +98,27 @@ func textWords(s string) []tok {
 	toks := tokens(s)
 	out := toks[:0] // trimmed in place: each word is written at or before its token
 	for _, t := range toks {
-		trimmed := strings.TrimLeft(t.s, `([{<"'`)
-		off := len(t.s) - len(trimmed)
-		trimmed = strings.TrimRight(trimmed, `)]}>"',;:.!?`)
-		if trimmed == "" {
+		a, b := 0, len(t.s)
+		for a < b && openPunct[t.s[a]] {
+			a++
+		}
+		for b > a && closePunct[t.s[b-1]] {
+			b--
+		}
+		if a == b {
 			continue
 		}
-		out = append(out, tok{trimmed, t.col + off})
+		out = append(out, tok{t.s[a:b], t.col + a})
 	}
 	return out
+}
+
+// The punctuation textWords trims: openPunct before a word, closePunct after it.
+var openPunct, closePunct = byteSet(`([{<"'`), byteSet(`)]}>"',;:.!?`)
+
+func byteSet(chars string) (set [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
 }

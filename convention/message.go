@@ -177,36 +177,50 @@ func tokens(s string) []tok {
 	// Counted first, so that the slice is allocated once: every line of every post is
 	// split here, several times.
 	n, in := 0, false
-	for _, r := range s {
-		if sp := unicode.IsSpace(r); sp == in {
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		if sp == in {
 			if !sp {
 				n++
 			}
 			in = !sp
 		}
+		i += size
 	}
 	if n == 0 {
 		return nil
 	}
 	out := make([]tok, 0, n)
 	start := -1
-	for i, r := range s {
-		if unicode.IsSpace(r) {
-			if start >= 0 {
-				out = append(out, tok{s[start:i], start + 1})
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		switch {
+		case sp && start >= 0:
+			out = append(out, tok{s[start:i], start + 1})
+			start = -1
+		case !sp && start < 0:
 			start = i
 		}
+		i += size
 	}
 	if start >= 0 {
 		out = append(out, tok{s[start:], start + 1})
 	}
 	return out
 }
+
+// spaceAt reports whether the character at s[i] is white space (unicode.IsSpace), and its
+// size in bytes; ASCII, nearly every character of a message, is judged without decoding.
+func spaceAt(s string, i int) (bool, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return asciiSpace[c], 1
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r), size
+}
+
+// asciiSpace is unicode.IsSpace on ASCII: \t, \n, \v, \f, \r and the space.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // Parse reads src into a message. The diagnostics it returns are errors about the form of the
 // message (an empty message, a malformed header); Validate and Lint find the rest. Parse never

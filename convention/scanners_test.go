@@ -1,6 +1,7 @@
 package convention
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -68,5 +69,73 @@ func TestASCIIFolds(t *testing.T) {
 	}
 	if want := "k=\u212a s=ſ"; strings.Join(got, " ") != want {
 		t.Errorf("non-ASCII folds of ASCII letters: %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// refTokens is tokens written the obvious way: fields on unicode.IsSpace, with the byte
+// offset of each found by walking the runes.
+func refTokens(s string) []tok {
+	var out []tok
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				out = append(out, tok{s[start:i], start + 1})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, tok{s[start:], start + 1})
+	}
+	return out
+}
+
+// refTextWords is textWords with the standard library's trimming.
+func refTextWords(s string) []tok {
+	var out []tok
+	for _, t := range refTokens(s) {
+		trimmed := strings.TrimLeft(t.s, `([{<"'`)
+		off := len(t.s) - len(trimmed)
+		trimmed = strings.TrimRight(trimmed, `)]}>"',;:.!?`)
+		if trimmed != "" {
+			out = append(out, tok{trimmed, t.col + off})
+		}
+	}
+	return out
+}
+
+var wordSeeds = []string{"", " ", "a", "  outcome batch 4711 of s00 finished ", "(\"x\")", "'\"", "a\u00a0b\u0085c\u2003d", "\xff\xfe x",
+	"done#1 parsed (the input), and wrote: \"the summary\"!", "\t\v\f\r\n", "((())) [a] {b}. <c>? 'd',", "日本 語\u3000です"}
+
+func FuzzTextWords(f *testing.F) {
+	for _, s := range wordSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := tokens(s), refTokens(s); !slices.Equal(got, want) {
+			t.Errorf("tokens(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := textWords(s), refTextWords(s); !slices.Equal(got, want) {
+			t.Errorf("textWords(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+func TestTextWords(t *testing.T) {
+	for _, s := range wordSeeds {
+		if got, want := tokens(s), refTokens(s); !slices.Equal(got, want) {
+			t.Errorf("tokens(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := textWords(s), refTextWords(s); !slices.Equal(got, want) {
+			t.Errorf("textWords(%q) = %v, want %v", s, got, want)
+		}
+	}
+	// A hand-worked line: columns are 1-based bytes, punctuation trimmed, the NBSP a space.
+	want := []tok{{"ok", 3}, {"a", 8}, {"b", 12}} // ( " o: ok at byte 3; NBSP is bytes 10-11
+	if got := textWords(`("ok") a,` + "\u00a0b"); !slices.Equal(got, want) {
+		t.Errorf("textWords = %v, want %v", got, want)
 	}
 }
