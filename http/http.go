@@ -447,15 +447,35 @@ func retryAfterSeconds(v any) int {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := jsonBufs.Get().(*bytes.Buffer)
+	defer putJSONBuf(buf)
+	buf.Reset()
+	// Encode writes what json.Marshal returns and a newline.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		// Only our own types reach here; a failure is a programming error.
-		b, status = []byte(`{"error":{"code":"internal","message":"internal error"}}`), http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+		status = http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
+}
+
+// contentTypeJSON is the Content-Type of every JSON answer, one slice for all of them (a
+// header's values are replaced, never written to, by net/http and this package).
+var contentTypeJSON = []string{"application/json"}
+
+// jsonBufs holds the buffers JSON answers are encoded in.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putJSONBuf returns a buffer to the pool, unless one large answer grew it.
+func putJSONBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		jsonBufs.Put(b)
+	}
 }
 
 // handleUnknown answers a path no route matches: 405 with Allow when the path exists under

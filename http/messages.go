@@ -32,8 +32,23 @@ type postJSON struct {
 
 // isJSON reports whether a request's Content-Type is application/json.
 func isJSON(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if !containsFold(ct, "json") {
+		return false // the common text/plain, without parsing it
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// containsFold reports whether s holds the lower-case ASCII word in any case: a media type
+// that ParseMediaType reads as …json holds "json" so (the type's letters are ASCII tokens).
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // handlePost posts as the caller's seat: a body of any type but JSON is the message, exactly

@@ -13,10 +13,10 @@ import (
 )
 
 // parse detects the body's format, validates it against the room's policy and roster, and
-// checks its addressing. seats are the room's active seats.
-func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, error) {
+// checks its addressing. seats are the room's active seats, roster the names a message may
+// address (seats and "all"); neither is changed.
+func (s *Service) parse(body string, p parley.Policy, seats, roster []string) (*draft, error) {
 	d := &draft{body: body, tokens: s.tok.Count(body), hash: hashBody(body)}
-	roster := append(append([]string(nil), seats...), "all")
 	switch {
 	case convention.Looks(body):
 		d.format = parley.FormatConvention

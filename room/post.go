@@ -44,7 +44,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, seats, err := s.postRoom(ctx, room)
+	r, seats, roster, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,8 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, err
 		}
 	}
-	if err := checkLimits(body, r.Policy); err != nil {
+	text := string(body) // the one copy: every check below reads it
+	if err := checkLimits(text, r.Policy); err != nil {
 		return nil, err
 	}
 	if err := checkKey(key); err != nil {
@@ -75,7 +76,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, s.internal(ctx, "post: idempotency key", err)
 		}
 	}
-	d, err := s.parse(string(body), r.Policy, seats)
+	d, err := s.parse(text, r.Policy, seats, roster)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, seats, err := s.postRoom(ctx, room)
+	r, seats, roster, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +181,11 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 		}
 		return []parley.Diagnostic{{Line: 1, Col: 1, Severity: "error", Code: pe.Code, Message: pe.Message, Fix: pe.Hint}}, nil
 	}
-	if err := checkLimits(body, r.Policy); err != nil {
+	text := string(body)
+	if err := checkLimits(text, r.Policy); err != nil {
 		return refused(err)
 	}
-	d, err := s.parse(string(body), r.Policy, seats)
+	d, err := s.parse(text, r.Policy, seats, roster)
 	if err != nil {
 		return refused(err)
 	}

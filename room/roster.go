@@ -25,9 +25,10 @@ type roster struct {
 }
 
 type rosterEntry struct {
-	room  parley.Room
-	seats []string
-	at    time.Time
+	room   parley.Room
+	seats  []string
+	roster []string // seats and "all", in one array
+	at     time.Time
 }
 
 // forget drops a room's cached entry; the next post reads the store.
@@ -42,8 +43,9 @@ func (s *Service) forgetRoster(room string) {
 }
 
 // postRoom returns the room (a copy the caller may change) and its active seat names, from
-// the cache when fresh. The seat names slice must not be changed.
-func (s *Service) postRoom(ctx context.Context, name string) (*parley.Room, []string, error) {
+// the cache when fresh, and the roster of names a message may address: the seats and "all".
+// Neither slice may be changed.
+func (s *Service) postRoom(ctx context.Context, name string) (r *parley.Room, seats, roster []string, err error) {
 	now := time.Now()
 	s.roster.mu.Lock()
 	e, ok := s.roster.m[name]
@@ -51,23 +53,27 @@ func (s *Service) postRoom(ctx context.Context, name string) (*parley.Room, []st
 	s.roster.mu.Unlock()
 	if ok && now.Sub(e.at) < rosterTTL && now.Sub(e.at) >= 0 {
 		r := e.room
-		return &r, e.seats, nil
+		return &r, e.seats, e.roster, nil
 	}
-	r, err := s.room(ctx, name)
+	r, err = s.room(ctx, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	seats, err := s.activeSeats(ctx, name)
+	active, err := s.activeSeats(ctx, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	// The roster, "all" included, built once per load; seats is the active seats' part, with
+	// its capacity cut so that no append can write over the "all".
+	roster = append(append(make([]string, 0, len(active)+1), active...), "all")
+	seats = roster[:len(active):len(active)]
 	s.roster.mu.Lock()
 	if s.roster.gen[name] == gen {
 		if s.roster.m == nil {
 			s.roster.m = map[string]rosterEntry{}
 		}
-		s.roster.m[name] = rosterEntry{room: *r, seats: seats, at: now}
+		s.roster.m[name] = rosterEntry{room: *r, seats: seats, roster: roster, at: now}
 	}
 	s.roster.mu.Unlock()
-	return r, seats, nil
+	return r, seats, roster, nil
 }
