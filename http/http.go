@@ -214,10 +214,10 @@ func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	r = s.proxies.Apply(r)
-	rec := &recorder{ResponseWriter: w}
-	// A response that turns out to be an event stream (the API's, the UI's live transcript,
-	// MCP's) counts as open until the handler returns.
-	rec.openStream = func() func() { return s.metrics.StreamOpened(streamEdge(r.Pattern)) }
+	// The recorder and the log's request info in one allocation.
+	st := &served{}
+	rec, info := &st.rec, &st.info
+	rec.ResponseWriter = w
 	// Deferred first so it runs last: after the request is counted, and even when the
 	// deferred function below re-raises an aborted handler's panic.
 	defer func() {
@@ -225,8 +225,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec.streamEnd()
 		}
 	}()
-	info := &requestInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	// A response that turns out to be an event stream (the API's, the UI's live transcript,
+	// MCP's) counts as open until the handler returns.
+	rec.srv, rec.req = s, r
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -283,6 +285,12 @@ type requestInfo struct {
 	code string
 }
 
+// served is what ServeHTTP keeps of one request.
+type served struct {
+	rec  recorder
+	info requestInfo
+}
+
 type requestInfoKey struct{}
 
 func infoOf(r *http.Request) *requestInfo {
@@ -299,8 +307,11 @@ type recorder struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
-	openStream  func() (end func()) // called when the header says text/event-stream
-	streamEnd   func()              // what openStream returned, if it was called
+	// When the header says text/event-stream, srv's metrics count a stream of req's route
+	// open, until streamEnd (what they returned) is called.
+	srv       *Server
+	req       *http.Request
+	streamEnd func()
 }
 
 // begin notes the status the response starts with, and whether it is an event stream.
@@ -309,9 +320,9 @@ func (r *recorder) begin(code int) {
 		return
 	}
 	r.status, r.wroteHeader = code, true
-	if code == http.StatusOK && r.openStream != nil &&
+	if code == http.StatusOK && r.srv != nil &&
 		strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") {
-		r.streamEnd = r.openStream()
+		r.streamEnd = r.srv.metrics.StreamOpened(streamEdge(r.req.Pattern))
 	}
 }
 

@@ -358,7 +358,8 @@ func normalizeAppend(dst []byte, body string) []byte {
 }
 
 func hashBody(body string) []byte {
-	h := sha256.Sum256(normalizeAppend(make([]byte, 0, len(body)), body))
+	var small [1024]byte // most bodies: normalized on the stack
+	h := sha256.Sum256(normalizeAppend(small[:0], body))
 	return h[:]
 }
 

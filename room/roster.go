@@ -22,6 +22,10 @@ type roster struct {
 	mu  sync.Mutex
 	m   map[string]rosterEntry
 	gen map[string]uint64 // bumped by forget, so that a load racing a change is not kept
+	// loading holds, per room, a channel closed when the load under way ends: when an
+	// entry expires, the posts that find it so wait for one load instead of each making
+	// their own (every seat of a busy room at once).
+	loading map[string]chan struct{}
 }
 
 type rosterEntry struct {
@@ -50,10 +54,42 @@ func (s *Service) postRoom(ctx context.Context, name string) (r *parley.Room, se
 	s.roster.mu.Lock()
 	e, ok := s.roster.m[name]
 	gen := s.roster.gen[name]
+	wait, busy := s.roster.loading[name]
+	if !ok || now.Sub(e.at) >= rosterTTL || now.Sub(e.at) < 0 {
+		ok = false
+		if !busy {
+			if s.roster.loading == nil {
+				s.roster.loading = map[string]chan struct{}{}
+			}
+			done := make(chan struct{})
+			s.roster.loading[name] = done
+			defer func() {
+				s.roster.mu.Lock()
+				delete(s.roster.loading, name)
+				s.roster.mu.Unlock()
+				close(done)
+			}()
+		}
+	}
 	s.roster.mu.Unlock()
-	if ok && now.Sub(e.at) < rosterTTL && now.Sub(e.at) >= 0 {
+	if ok {
 		r := e.room
 		return &r, e.seats, e.roster, nil
+	}
+	if busy {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, nil, nil, s.internal(ctx, "post: room", context.Cause(ctx))
+		}
+		s.roster.mu.Lock()
+		e, ok := s.roster.m[name]
+		s.roster.mu.Unlock()
+		if ok && time.Since(e.at) < rosterTTL {
+			r := e.room
+			return &r, e.seats, e.roster, nil
+		}
+		// The load failed, or a change dropped what it read: read the store here.
 	}
 	r, err = s.room(ctx, name)
 	if err != nil {
