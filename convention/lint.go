@@ -31,12 +31,15 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		}
 		m = &c
 	}
-	l := &linter{m: m, optLabels: map[string]bool{}, counter: opt.Counter}
+	l := &linter{m: m, counter: opt.Counter}
 	if l.counter == nil {
 		l.counter = roughCounter{}
 	}
 	for _, ln := range m.Lines {
 		if ln.Word == "opt" && ln.Key != "" {
+			if l.optLabels == nil {
+				l.optLabels = map[string]bool{}
+			}
 			l.optLabels[ln.Key] = true
 		}
 	}
@@ -61,7 +64,7 @@ func builtLines(m *Message) bool {
 type linter struct {
 	m         *Message
 	diags     []Diagnostic
-	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name
+	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name (nil: none)
 	counter   Counter         // Options.Counter, or the rough estimate
 	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
 	// which several rules read (and must not change).

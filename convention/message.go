@@ -263,6 +263,7 @@ func Parse(src string) (*Message, []Diagnostic) {
 	}
 	diags = append(diags, m.parseHeader(lines[headerAt])...)
 	pendingBlank := []int(nil)
+	m.Lines = make([]Line, 0, len(lines)-headerAt-1) // at most one a line, allocated once
 	for i := headerAt + 1; i < len(lines); i++ {
 		raw := lines[i]
 		if strings.TrimSpace(raw) == "" {
@@ -272,6 +273,9 @@ func Parse(src string) (*Message, []Diagnostic) {
 		m.pos.blank = append(m.pos.blank, pendingBlank...)
 		pendingBlank = nil
 		m.Lines = append(m.Lines, parseLine(i+1, raw))
+	}
+	if len(m.Lines) == 0 {
+		m.Lines = nil // as before: a message without fact lines has none
 	}
 	m.pos.lastBlank = len(pendingBlank) > 0
 	return m, diags
@@ -366,7 +370,7 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 
 	// The words before `to`: intent and topic.
 	i := 1
-	var words []tok
+	words := make([]tok, 0, min(len(toks), 4)) // intent and topic, and rarely more
 	for ; i < len(toks); i++ {
 		s := toks[i].s
 		if s == "to" || s == "re" || isNToken(s) {

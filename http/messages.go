@@ -2,10 +2,12 @@ package http
 
 import (
 	"encoding/hex"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parleyhq/parley"
 )
@@ -38,6 +40,29 @@ func isJSON(r *http.Request) bool {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// postBufs holds the buffers that text bodies of posts are read into.
+var postBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// readCapped appends body to buf, refusing one over limit bytes as readBody does.
+func readCapped(body io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, parley.Errorf(parley.ETOOLARGE, "the request body is over %d bytes", limit)
+		}
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, badRequest("resend the request", "reading the request body: %v", err)
+		}
+	}
 }
 
 // containsFold reports whether s holds the lower-case ASCII word in any case: a media type
@@ -82,11 +107,16 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 			return err
 		}
 	} else {
-		body, err := readBody(w, r, maxBodyBytes)
-		if err != nil {
-			return err
+		buf := postBufs.Get().(*[]byte)
+		body, err := readCapped(r.Body, (*buf)[:0], maxBodyBytes)
+		if err == nil {
+			res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key)
 		}
-		if res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key); err != nil {
+		if cap(body) <= 64<<10 { // the service has copied what it keeps (parley.RoomService.Post)
+			*buf = body[:0]
+			postBufs.Put(buf)
+		}
+		if err != nil {
 			return err
 		}
 	}
