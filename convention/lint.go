@@ -67,8 +67,9 @@ type linter struct {
 	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name (nil: none)
 	counter   Counter         // Options.Counter, or the rough estimate
 	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
-	// which several rules read (and must not change).
+	// which several rules read (and must not change or keep: the next line reuses them).
 	rawWords, rawUnix []tok
+	idWords           []tok // the ids rule's words, reused line after line
 }
 
 // countTokens counts s with the counter the linter was given.
@@ -86,7 +87,7 @@ func (l *linter) lines() {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.oneFact(ln)
-		l.rawWords = textWords(ln.Raw)
+		l.rawWords = appendTextWords(l.rawWords[:0], ln.Raw)
 		l.rawUnix = unixHitsIn(l.rawWords)
 		l.dates(ln)
 		l.unixTimes(ln)
@@ -97,9 +98,13 @@ func (l *linter) lines() {
 }
 
 // textWords splits s into words with their 1-based columns, trimming punctuation around them.
-func textWords(s string) []tok {
-	toks := tokens(s)
-	out := toks[:0] // trimmed in place: each word is written at or before its token
+func textWords(s string) []tok { return appendTextWords(nil, s) }
+
+// appendTextWords appends the words of s (textWords) to dst.
+func appendTextWords(dst []tok, s string) []tok {
+	toks := appendTokens(dst, s)
+	out := toks[:len(dst)] // trimmed in place: each word is written at or before its token
+	toks = toks[len(dst):]
 	for _, t := range toks {
 		a, b := 0, len(t.s)
 		for a < b && openPunct[t.s[a]] {

@@ -173,7 +173,13 @@ type tok struct {
 }
 
 // tokens splits s on Unicode white space, keeping each token's column.
-func tokens(s string) []tok {
+func tokens(s string) []tok { return appendTokens(nil, s) }
+
+// appendTokens appends the tokens of s to dst: a linter reuses one slice line after line.
+func appendTokens(dst []tok, s string) []tok {
+	if dst != nil {
+		return appendTokensTo(dst, s)
+	}
 	// Counted first, so that the slice is allocated once: every line of every post is
 	// split here, several times.
 	n, in := 0, false
@@ -190,7 +196,10 @@ func tokens(s string) []tok {
 	if n == 0 {
 		return nil
 	}
-	out := make([]tok, 0, n)
+	return appendTokensTo(make([]tok, 0, n), s)
+}
+
+func appendTokensTo(out []tok, s string) []tok {
 	start := -1
 	for i := 0; i < len(s); {
 		sp, size := spaceAt(s, i)
@@ -207,6 +216,25 @@ func tokens(s string) []tok {
 		out = append(out, tok{s[start:], start + 1})
 	}
 	return out
+}
+
+// firstToken is tokens(s)[0], if s has a token, found without splitting the rest.
+func firstToken(s string) (tok, bool) {
+	start := -1
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		switch {
+		case sp && start >= 0:
+			return tok{s[start:i], start + 1}, true
+		case !sp && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		return tok{s[start:], start + 1}, true
+	}
+	return tok{}, false
 }
 
 // spaceAt reports whether the character at s[i] is white space (unicode.IsSpace), and its
@@ -285,11 +313,10 @@ func Parse(src string) (*Message, []Diagnostic) {
 // on a reserved word) and its text.
 func parseLine(num int, raw string) Line {
 	l := Line{Num: num, Raw: raw}
-	toks := tokens(raw)
-	if len(toks) == 0 {
+	first, ok := firstToken(raw)
+	if !ok {
 		return l
 	}
-	first := toks[0]
 	l.col = first.col
 	word := first.s
 	if i := strings.IndexAny(word, "#/"); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {

@@ -115,24 +115,38 @@ func FuzzTextWords(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := tokens(s), refTokens(s); !slices.Equal(got, want) {
-			t.Errorf("tokens(%q) = %v, want %v", s, got, want)
-		}
-		if got, want := textWords(s), refTextWords(s); !slices.Equal(got, want) {
-			t.Errorf("textWords(%q) = %v, want %v", s, got, want)
-		}
+		checkWords(t, s)
 	})
+}
+
+// checkWords compares tokens, firstToken and textWords on s with the references, and the
+// words of s's lines found with one reused slice (as the linter does) with each found alone.
+func checkWords(t *testing.T, s string) {
+	t.Helper()
+	want := refTokens(s)
+	if got := tokens(s); !slices.Equal(got, want) {
+		t.Errorf("tokens(%q) = %v, want %v", s, got, want)
+	}
+	if first, ok := firstToken(s); ok != (len(want) > 0) || ok && first != want[0] {
+		t.Errorf("firstToken(%q) = %v, %v; tokens %v", s, first, ok, want)
+	}
+	if got, want := textWords(s), refTextWords(s); !slices.Equal(got, want) {
+		t.Errorf("textWords(%q) = %v, want %v", s, got, want)
+	}
+	var reused []tok
+	for _, line := range strings.Split(s, "\n") {
+		reused = appendTextWords(reused[:0], line)
+		if want := refTextWords(line); !slices.Equal(reused, want) && len(reused)+len(want) > 0 {
+			t.Errorf("line %q with a reused slice: %v, want %v", line, reused, want)
+		}
+	}
 }
 
 func TestTextWords(t *testing.T) {
 	for _, s := range wordSeeds {
-		if got, want := tokens(s), refTokens(s); !slices.Equal(got, want) {
-			t.Errorf("tokens(%q) = %v, want %v", s, got, want)
-		}
-		if got, want := textWords(s), refTextWords(s); !slices.Equal(got, want) {
-			t.Errorf("textWords(%q) = %v, want %v", s, got, want)
-		}
+		checkWords(t, s)
 	}
+	checkWords(t, strings.Join(wordSeeds, "\n"))
 	// A hand-worked line: columns are 1-based bytes, punctuation trimmed, the NBSP a space.
 	want := []tok{{"ok", 3}, {"a", 8}, {"b", 12}} // ( " o: ok at byte 3; NBSP is bytes 10-11
 	if got := textWords(`("ok") a,` + "\u00a0b"); !slices.Equal(got, want) {
