@@ -132,7 +132,10 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 		status = http.StatusOK
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	w.Header().Set("Location", "/v1/rooms/"+r.PathValue("room")+"/history?after="+strconv.FormatInt(res.Seq-1, 10)+"&limit=1")
+	var loc [128]byte // built on the stack: one copy, the header's
+	l := append(append(loc[:0], "/v1/rooms/"...), r.PathValue("room")...)
+	l = strconv.AppendInt(append(l, "/history?after="...), res.Seq-1, 10)
+	w.Header()["Location"] = []string{string(append(l, "&limit=1"...))}
 	writeJSON(w, status, out)
 	return nil
 }

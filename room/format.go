@@ -206,11 +206,11 @@ const evidenceBudget = 10 * time.Second
 //	! done#4 unproven: no ev line under it
 //
 // At most maxChecks ev lines are resolved (each can run git twice); the rest, and any left
-// when the request's deadline has passed, are frozen as unverified with the reason. verdicts
-// lists the status of each ev line, for the observer once the message is stored.
-func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) (notes, verdicts []string) {
+// when the request's deadline has passed, are frozen as unverified with the reason. The
+// status of each ev line is appended to verdicts, for the observer once the message is stored.
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int, verdicts []string) (notes, _ []string) {
 	if d.conv == nil {
-		return nil, nil
+		return nil, verdicts
 	}
 	// The checks share one deadline, within the request's own.
 	ctx, cancel := context.WithTimeout(ctx, evidenceBudget)

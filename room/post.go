@@ -112,7 +112,8 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := ch.takeTokens(ctx, d.tokens); err != nil {
 		return nil, repeatFirst(err)
 	}
-	notes, verdicts := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
+	var few [4]string
+	notes, verdicts := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks, few[:0])
 
 	msg := &parley.Message{
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
