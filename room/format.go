@@ -163,13 +163,24 @@ type evidencePair struct {
 // pairEvidence pairs every done with its ev lines: ev#k with done#k, an unnumbered ev with the
 // nearest done above it.
 func pairEvidence(m *convention.Message) []*evidencePair {
-	var pairs []*evidencePair
+	n := 0
+	for _, l := range m.Lines {
+		if l.Word == "done" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	all := make([]evidencePair, n) // the pairs in one allocation, the pointers in another
+	pairs := make([]*evidencePair, 0, n)
 	byKey := map[string]*evidencePair{}
 	var last *evidencePair
 	for _, l := range m.Lines {
 		switch l.Word {
 		case "done":
-			p := &evidencePair{done: l}
+			p := &all[len(pairs)]
+			p.done = l
 			pairs = append(pairs, p)
 			if l.Key != "" {
 				byKey[l.Key] = p
@@ -237,7 +248,11 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 				v = s.ev.Resolve(ctx, room, ev.Text)
 			}
 			verdicts = append(verdicts, v.Status)
-			notes = append(notes, "! ev"+lbl+" "+v.String())
+			if v.Detail == "" { // "! ev<label> " + v.String(), in one copy
+				notes = append(notes, "! ev"+lbl+" "+v.Status)
+			} else {
+				notes = append(notes, "! ev"+lbl+" "+v.Status+": "+v.Detail)
+			}
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false
 			}
