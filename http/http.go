@@ -22,7 +22,6 @@ package http
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,7 +216,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The recorder and the log's request info in one allocation.
 	st := &served{}
 	rec, info := &st.rec, &st.info
-	rec.ResponseWriter = w
+	rec.ResponseWriter, rec.info = w, info
 	// Deferred first so it runs last: after the request is counted, and even when the
 	// deferred function below re-raises an aborted handler's panic.
 	defer func() {
@@ -225,7 +224,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec.streamEnd()
 		}
 	}()
-	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 	// A response that turns out to be an event stream (the API's, the UI's live transcript,
 	// MCP's) counts as open until the handler returns.
 	rec.srv, rec.req = s, r
@@ -291,13 +289,22 @@ type served struct {
 	info requestInfo
 }
 
-type requestInfoKey struct{}
-
-func infoOf(r *http.Request) *requestInfo {
-	if i, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
-		return i
+// infoOf finds the request's info through w, the recorder ServeHTTP made or a writer that
+// wraps it (Unwrap), without a context value (a copy of the request) per request.
+func infoOf(w http.ResponseWriter) *requestInfo {
+	for {
+		switch x := w.(type) {
+		case *recorder:
+			if x.info != nil {
+				return x.info
+			}
+			return &requestInfo{}
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return &requestInfo{} // a handler called outside ServeHTTP (tests)
+		}
 	}
-	return &requestInfo{}
 }
 
 // recorder remembers the status and size of a response for the log and metrics. Unwrap lets
@@ -312,6 +319,7 @@ type recorder struct {
 	srv       *Server
 	req       *http.Request
 	streamEnd func()
+	info      *requestInfo // what the request log learns from handlers (infoOf)
 }
 
 // begin notes the status the response starts with, and whether it is an event stream.
@@ -356,7 +364,7 @@ type apiHandler func(w http.ResponseWriter, r *http.Request, c *parley.Caller) e
 // api authenticates the bearer token and writes the handler's error, if any.
 func (s *Server) api(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.authenticate(r)
+		c, err := s.authenticate(w, r)
 		if err == nil {
 			err = h(w, r, c)
 		}
@@ -366,7 +374,7 @@ func (s *Server) api(h apiHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) authenticate(r *http.Request) (*parley.Caller, error) {
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*parley.Caller, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return nil, parley.Errorf(parley.EUNAUTHORIZED, "no bearer token").
@@ -382,7 +390,7 @@ func (s *Server) authenticate(r *http.Request) (*parley.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := infoOf(r)
+	info := infoOf(w)
 	switch {
 	case c.Seat != nil:
 		info.seat = c.Seat.Room + "/" + c.Seat.Name
@@ -411,7 +419,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &m) {
 		status = http.StatusBadRequest
 	}
-	infoOf(r).code = code
+	infoOf(w).code = code
 
 	out := map[string]any{}
 	body := errorBody{Code: code, Message: "internal error"}
@@ -502,7 +510,7 @@ func (s *Server) handleUnknown(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		infoOf(r).code = "method_not_allowed"
+		infoOf(w).code = "method_not_allowed"
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": errorBody{
 			Code:    "method_not_allowed",
 			Message: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path),
