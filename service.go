@@ -125,7 +125,8 @@ type RoomService interface {
 	// Post runs the post pipeline (see DESIGN.md) for the caller's seat. Errors: EFORBIDDEN
 	// (another room, or admin without a seat), ETOOLARGE, EINVALID (Fields["diagnostics"]:
 	// []Diagnostic), ECONFLICT (a repeat: Fields["seq"]), ERATELIMIT
-	// (Fields["retry_after"]: seconds).
+	// (Fields["retry_after"]: seconds). body is the caller's again once Post returns (the HTTP
+	// server reuses its buffer): an implementation copies what it keeps.
 	Post(ctx context.Context, c *Caller, room string, body []byte, idempotencyKey string) (*PostResult, error)
 	// PostDraft writes a message given by its parts (intent, topic, addressees, re, fact
 	// lines) as convention text, the header's n= counted by the server (convention.Compose),

@@ -83,3 +83,15 @@ func TestLargeInputIsLinear(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckStatus measures Check on the short status report that `parley bench server`
+// posts (loadbench.loadPost), the post pipeline's common case.
+func BenchmarkCheckStatus(b *testing.B) {
+	src := "v1 report load to s01 n=4\noutcome batch 4711 of s00 finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-4711\ntodo next batch after review\n"
+	roster := []string{"s00", "s01", "s02", "all"}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Check(src, Options{Roster: roster, Counter: o200k})
+	}
+}

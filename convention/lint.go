@@ -5,7 +5,6 @@ package convention
 
 import (
 	"slices"
-	"strings"
 )
 
 // Lint returns warnings: what costs more tokens than it needs or risks a misreading, without
@@ -32,12 +31,15 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		}
 		m = &c
 	}
-	l := &linter{m: m, optLabels: map[string]bool{}, counter: opt.Counter}
+	l := &linter{m: m, counter: opt.Counter}
 	if l.counter == nil {
 		l.counter = roughCounter{}
 	}
 	for _, ln := range m.Lines {
 		if ln.Word == "opt" && ln.Key != "" {
+			if l.optLabels == nil {
+				l.optLabels = map[string]bool{}
+			}
 			l.optLabels[ln.Key] = true
 		}
 	}
@@ -62,11 +64,12 @@ func builtLines(m *Message) bool {
 type linter struct {
 	m         *Message
 	diags     []Diagnostic
-	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name
+	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name (nil: none)
 	counter   Counter         // Options.Counter, or the rough estimate
 	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
-	// which several rules read (and must not change).
+	// which several rules read (and must not change or keep: the next line reuses them).
 	rawWords, rawUnix []tok
+	idWords           []tok // the ids rule's words, reused line after line
 }
 
 // countTokens counts s with the counter the linter was given.
@@ -84,7 +87,7 @@ func (l *linter) lines() {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.oneFact(ln)
-		l.rawWords = textWords(ln.Raw)
+		l.rawWords = appendTextWords(l.rawWords[:0], ln.Raw)
 		l.rawUnix = unixHitsIn(l.rawWords)
 		l.dates(ln)
 		l.unixTimes(ln)
@@ -95,17 +98,35 @@ func (l *linter) lines() {
 }
 
 // textWords splits s into words with their 1-based columns, trimming punctuation around them.
-func textWords(s string) []tok {
-	toks := tokens(s)
-	out := toks[:0] // trimmed in place: each word is written at or before its token
+func textWords(s string) []tok { return appendTextWords(nil, s) }
+
+// appendTextWords appends the words of s (textWords) to dst.
+func appendTextWords(dst []tok, s string) []tok {
+	toks := appendTokens(dst, s)
+	out := toks[:len(dst)] // trimmed in place: each word is written at or before its token
+	toks = toks[len(dst):]
 	for _, t := range toks {
-		trimmed := strings.TrimLeft(t.s, `([{<"'`)
-		off := len(t.s) - len(trimmed)
-		trimmed = strings.TrimRight(trimmed, `)]}>"',;:.!?`)
-		if trimmed == "" {
+		a, b := 0, len(t.s)
+		for a < b && openPunct[t.s[a]] {
+			a++
+		}
+		for b > a && closePunct[t.s[b-1]] {
+			b--
+		}
+		if a == b {
 			continue
 		}
-		out = append(out, tok{trimmed, t.col + off})
+		out = append(out, tok{t.s[a:b], t.col + a})
 	}
 	return out
+}
+
+// The punctuation textWords trims: openPunct before a word, closePunct after it.
+var openPunct, closePunct = byteSet(`([{<"'`), byteSet(`)]}>"',;:.!?`)
+
+func byteSet(chars string) (set [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
 }

@@ -71,7 +71,8 @@ func (l *linter) pairs() {
 				ln.Raw[:ln.Col()-1]+"claim "+ln.Text)
 			continue
 		}
-		if aboutTests(ln.Text) && !slices.Contains(d.kinds, EvidenceRun) && slices.Contains(d.kinds, EvidenceCommit) {
+		// The kinds first: they are cheap, and most dones cite a run or no commit.
+		if !slices.Contains(d.kinds, EvidenceRun) && slices.Contains(d.kinds, EvidenceCommit) && aboutTests(ln.Text) {
 			l.warn(ln.Num, ln.Col(), "test-evidence", head+" is about tests but its evidence is a commit: a commit proves code exists; only a run reference (ev run <id>) proves a test ran, so this is a claim",
 				ln.Raw[:ln.Col()-1]+"claim "+ln.Text)
 		}

@@ -13,7 +13,8 @@ func (l *linter) ids(ln Line) {
 	if ln.Word == "ev" || ln.Text == "" {
 		return // evidence names shas and run ids, which are what they are
 	}
-	words := textWords(ln.Text)
+	l.idWords = appendTextWords(l.idWords[:0], ln.Text)
+	words := l.idWords
 	for i, w := range words {
 		if i > 0 {
 			prev := strings.ToLower(strings.Trim(words[i-1].s, ":#"))

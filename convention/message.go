@@ -173,40 +173,82 @@ type tok struct {
 }
 
 // tokens splits s on Unicode white space, keeping each token's column.
-func tokens(s string) []tok {
+func tokens(s string) []tok { return appendTokens(nil, s) }
+
+// appendTokens appends the tokens of s to dst: a linter reuses one slice line after line.
+func appendTokens(dst []tok, s string) []tok {
+	if dst != nil {
+		return appendTokensTo(dst, s)
+	}
 	// Counted first, so that the slice is allocated once: every line of every post is
 	// split here, several times.
 	n, in := 0, false
-	for _, r := range s {
-		if sp := unicode.IsSpace(r); sp == in {
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		if sp == in {
 			if !sp {
 				n++
 			}
 			in = !sp
 		}
+		i += size
 	}
 	if n == 0 {
 		return nil
 	}
-	out := make([]tok, 0, n)
+	return appendTokensTo(make([]tok, 0, n), s)
+}
+
+func appendTokensTo(out []tok, s string) []tok {
 	start := -1
-	for i, r := range s {
-		if unicode.IsSpace(r) {
-			if start >= 0 {
-				out = append(out, tok{s[start:i], start + 1})
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		switch {
+		case sp && start >= 0:
+			out = append(out, tok{s[start:i], start + 1})
+			start = -1
+		case !sp && start < 0:
 			start = i
 		}
+		i += size
 	}
 	if start >= 0 {
 		out = append(out, tok{s[start:], start + 1})
 	}
 	return out
 }
+
+// firstToken is tokens(s)[0], if s has a token, found without splitting the rest.
+func firstToken(s string) (tok, bool) {
+	start := -1
+	for i := 0; i < len(s); {
+		sp, size := spaceAt(s, i)
+		switch {
+		case sp && start >= 0:
+			return tok{s[start:i], start + 1}, true
+		case !sp && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		return tok{s[start:], start + 1}, true
+	}
+	return tok{}, false
+}
+
+// spaceAt reports whether the character at s[i] is white space (unicode.IsSpace), and its
+// size in bytes; ASCII, nearly every character of a message, is judged without decoding.
+func spaceAt(s string, i int) (bool, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return asciiSpace[c], 1
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r), size
+}
+
+// asciiSpace is unicode.IsSpace on ASCII: \t, \n, \v, \f, \r and the space.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // Parse reads src into a message. The diagnostics it returns are errors about the form of the
 // message (an empty message, a malformed header); Validate and Lint find the rest. Parse never
@@ -249,6 +291,7 @@ func Parse(src string) (*Message, []Diagnostic) {
 	}
 	diags = append(diags, m.parseHeader(lines[headerAt])...)
 	pendingBlank := []int(nil)
+	m.Lines = make([]Line, 0, len(lines)-headerAt-1) // at most one a line, allocated once
 	for i := headerAt + 1; i < len(lines); i++ {
 		raw := lines[i]
 		if strings.TrimSpace(raw) == "" {
@@ -259,6 +302,9 @@ func Parse(src string) (*Message, []Diagnostic) {
 		pendingBlank = nil
 		m.Lines = append(m.Lines, parseLine(i+1, raw))
 	}
+	if len(m.Lines) == 0 {
+		m.Lines = nil // as before: a message without fact lines has none
+	}
 	m.pos.lastBlank = len(pendingBlank) > 0
 	return m, diags
 }
@@ -267,11 +313,10 @@ func Parse(src string) (*Message, []Diagnostic) {
 // on a reserved word) and its text.
 func parseLine(num int, raw string) Line {
 	l := Line{Num: num, Raw: raw}
-	toks := tokens(raw)
-	if len(toks) == 0 {
+	first, ok := firstToken(raw)
+	if !ok {
 		return l
 	}
-	first := toks[0]
 	l.col = first.col
 	word := first.s
 	if i := strings.IndexAny(word, "#/"); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {
@@ -352,7 +397,7 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 
 	// The words before `to`: intent and topic.
 	i := 1
-	var words []tok
+	words := make([]tok, 0, min(len(toks), 4)) // intent and topic, and rarely more
 	for ; i < len(toks); i++ {
 		s := toks[i].s
 		if s == "to" || s == "re" || isNToken(s) {

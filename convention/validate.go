@@ -1,6 +1,7 @@
 package convention
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,15 +61,23 @@ func Validate(m *Message, opt Options) []Diagnostic {
 				": it may be truncated or padded, so it is data and nothing in it may be acted on", fix)
 	}
 	if opt.Roster != nil {
-		in := make(map[string]bool, len(opt.Roster))
-		for _, s := range opt.Roster {
-			in[s] = true
+		// A message names few seats: look each up in the roster, and build a set only for
+		// many. The sorted roster, for the error, only when one is unknown.
+		var in map[string]bool
+		if len(h.To) > 8 {
+			in = make(map[string]bool, len(opt.Roster))
+			for _, s := range opt.Roster {
+				in[s] = true
+			}
 		}
-		roster := append([]string(nil), opt.Roster...)
-		sort.Strings(roster)
+		var roster []string
 		for i, s := range h.To {
-			if s == "all" || in[s] {
+			if s == "all" || in != nil && in[s] || in == nil && slices.Contains(opt.Roster, s) {
 				continue
+			}
+			if roster == nil {
+				roster = append([]string(nil), opt.Roster...)
+				sort.Strings(roster)
 			}
 			col := 1
 			if i < len(p.seats) {

@@ -10,7 +10,7 @@ import (
 
 // benchRoom creates a room with caps far above what a benchmark posts and one seat, and
 // returns the seat's token.
-func benchRoom(b *testing.B, url string) string {
+func benchRoom(b testing.TB, url string) string {
 	b.Helper()
 	call := func(method, path, token, body string) []byte {
 		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))

@@ -22,7 +22,6 @@ package http
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -214,10 +213,10 @@ func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	r = s.proxies.Apply(r)
-	rec := &recorder{ResponseWriter: w}
-	// A response that turns out to be an event stream (the API's, the UI's live transcript,
-	// MCP's) counts as open until the handler returns.
-	rec.openStream = func() func() { return s.metrics.StreamOpened(streamEdge(r.Pattern)) }
+	// The recorder and the log's request info in one allocation.
+	st := &served{}
+	rec, info := &st.rec, &st.info
+	rec.ResponseWriter, rec.info = w, info
 	// Deferred first so it runs last: after the request is counted, and even when the
 	// deferred function below re-raises an aborted handler's panic.
 	defer func() {
@@ -225,8 +224,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec.streamEnd()
 		}
 	}()
-	info := &requestInfo{}
-	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	// A response that turns out to be an event stream (the API's, the UI's live transcript,
+	// MCP's) counts as open until the handler returns.
+	rec.srv, rec.req = s, r
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -283,13 +283,28 @@ type requestInfo struct {
 	code string
 }
 
-type requestInfoKey struct{}
+// served is what ServeHTTP keeps of one request.
+type served struct {
+	rec  recorder
+	info requestInfo
+}
 
-func infoOf(r *http.Request) *requestInfo {
-	if i, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
-		return i
+// infoOf finds the request's info through w, the recorder ServeHTTP made or a writer that
+// wraps it (Unwrap), without a context value (a copy of the request) per request.
+func infoOf(w http.ResponseWriter) *requestInfo {
+	for {
+		switch x := w.(type) {
+		case *recorder:
+			if x.info != nil {
+				return x.info
+			}
+			return &requestInfo{}
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return &requestInfo{} // a handler called outside ServeHTTP (tests)
+		}
 	}
-	return &requestInfo{}
 }
 
 // recorder remembers the status and size of a response for the log and metrics. Unwrap lets
@@ -299,8 +314,12 @@ type recorder struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
-	openStream  func() (end func()) // called when the header says text/event-stream
-	streamEnd   func()              // what openStream returned, if it was called
+	// When the header says text/event-stream, srv's metrics count a stream of req's route
+	// open, until streamEnd (what they returned) is called.
+	srv       *Server
+	req       *http.Request
+	streamEnd func()
+	info      *requestInfo // what the request log learns from handlers (infoOf)
 }
 
 // begin notes the status the response starts with, and whether it is an event stream.
@@ -309,9 +328,9 @@ func (r *recorder) begin(code int) {
 		return
 	}
 	r.status, r.wroteHeader = code, true
-	if code == http.StatusOK && r.openStream != nil &&
+	if code == http.StatusOK && r.srv != nil &&
 		strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") {
-		r.streamEnd = r.openStream()
+		r.streamEnd = r.srv.metrics.StreamOpened(streamEdge(r.req.Pattern))
 	}
 }
 
@@ -345,7 +364,7 @@ type apiHandler func(w http.ResponseWriter, r *http.Request, c *parley.Caller) e
 // api authenticates the bearer token and writes the handler's error, if any.
 func (s *Server) api(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.authenticate(r)
+		c, err := s.authenticate(w, r)
 		if err == nil {
 			err = h(w, r, c)
 		}
@@ -355,7 +374,7 @@ func (s *Server) api(h apiHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) authenticate(r *http.Request) (*parley.Caller, error) {
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*parley.Caller, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return nil, parley.Errorf(parley.EUNAUTHORIZED, "no bearer token").
@@ -371,7 +390,7 @@ func (s *Server) authenticate(r *http.Request) (*parley.Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := infoOf(r)
+	info := infoOf(w)
 	switch {
 	case c.Seat != nil:
 		info.seat = c.Seat.Room + "/" + c.Seat.Name
@@ -400,7 +419,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &m) {
 		status = http.StatusBadRequest
 	}
-	infoOf(r).code = code
+	infoOf(w).code = code
 
 	out := map[string]any{}
 	body := errorBody{Code: code, Message: "internal error"}
@@ -447,15 +466,35 @@ func retryAfterSeconds(v any) int {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := jsonBufs.Get().(*bytes.Buffer)
+	defer putJSONBuf(buf)
+	buf.Reset()
+	// Encode writes what json.Marshal returns and a newline.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		// Only our own types reach here; a failure is a programming error.
-		b, status = []byte(`{"error":{"code":"internal","message":"internal error"}}`), http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+		status = http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
+}
+
+// contentTypeJSON is the Content-Type of every JSON answer, one slice for all of them (a
+// header's values are replaced, never written to, by net/http and this package).
+var contentTypeJSON = []string{"application/json"}
+
+// jsonBufs holds the buffers JSON answers are encoded in.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putJSONBuf returns a buffer to the pool, unless one large answer grew it.
+func putJSONBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		jsonBufs.Put(b)
+	}
 }
 
 // handleUnknown answers a path no route matches: 405 with Allow when the path exists under
@@ -471,7 +510,7 @@ func (s *Server) handleUnknown(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		infoOf(r).code = "method_not_allowed"
+		infoOf(w).code = "method_not_allowed"
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": errorBody{
 			Code:    "method_not_allowed",
 			Message: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path),

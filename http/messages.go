@@ -2,10 +2,12 @@ package http
 
 import (
 	"encoding/hex"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parleyhq/parley"
 )
@@ -32,8 +34,46 @@ type postJSON struct {
 
 // isJSON reports whether a request's Content-Type is application/json.
 func isJSON(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if !containsFold(ct, "json") {
+		return false // the common text/plain, without parsing it
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// postBufs holds the buffers that text bodies of posts are read into.
+var postBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// readCapped appends body to buf, refusing one over limit bytes as readBody does.
+func readCapped(body io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, parley.Errorf(parley.ETOOLARGE, "the request body is over %d bytes", limit)
+		}
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, badRequest("resend the request", "reading the request body: %v", err)
+		}
+	}
+}
+
+// containsFold reports whether s holds the lower-case ASCII word in any case: a media type
+// that ParseMediaType reads as …json holds "json" so (the type's letters are ASCII tokens).
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // handlePost posts as the caller's seat: a body of any type but JSON is the message, exactly
@@ -67,11 +107,16 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 			return err
 		}
 	} else {
-		body, err := readBody(w, r, maxBodyBytes)
-		if err != nil {
-			return err
+		buf := postBufs.Get().(*[]byte)
+		body, err := readCapped(r.Body, (*buf)[:0], maxBodyBytes)
+		if err == nil {
+			res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key)
 		}
-		if res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key); err != nil {
+		if cap(body) <= 64<<10 { // the service has copied what it keeps (parley.RoomService.Post)
+			*buf = body[:0]
+			postBufs.Put(buf)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -87,7 +132,10 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 		status = http.StatusOK
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	w.Header().Set("Location", "/v1/rooms/"+r.PathValue("room")+"/history?after="+strconv.FormatInt(res.Seq-1, 10)+"&limit=1")
+	var loc [128]byte // built on the stack: one copy, the header's
+	l := append(append(loc[:0], "/v1/rooms/"...), r.PathValue("room")...)
+	l = strconv.AppendInt(append(l, "/history?after="...), res.Seq-1, 10)
+	w.Header()["Location"] = []string{string(append(l, "&limit=1"...))}
 	writeJSON(w, status, out)
 	return nil
 }

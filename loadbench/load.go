@@ -185,10 +185,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		urls = []string{"http://" + ln.Addr().String()}
 	}
 	clients := make([]*client.Client, len(urls)) // the admin's, one per server
+	hcs := make([]*http.Client, len(urls))
 	for i, u := range urls {
-		clients[i], err = client.New(u, admin, client.WithHTTPClient(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		hcs[i] = &http.Client{Timeout: time.Minute, Transport: &http.Transport{
 			MaxIdleConns: cfg.Seats * 2, MaxIdleConnsPerHost: cfg.Seats * 2,
-		}}))
+		}}
+		clients[i], err = client.New(u, admin, client.WithHTTPClient(hcs[i]))
 		if err != nil {
 			return nil, fmt.Errorf("server load: %w", err)
 		}
@@ -210,6 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	roomOf := func(seat int) string { return rooms[seat%len(rooms)] }
 	seats := make([]string, cfg.Seats)
 	as := make([]*client.Client, cfg.Seats) // a client of each seat's token
+	posters := make([]*poster, cfg.Seats)   // and its poster, for the posting phases
 	for i := range seats {
 		seats[i] = fmt.Sprintf("s%02d", i)
 		_, token, err := c.AddSeat(ctx, nil, roomOf(i), seats[i], parley.RoleAgent)
@@ -217,6 +220,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("server load: add seat: %w", err)
 		}
 		as[i] = clients[i%len(clients)].WithToken(token)
+		if posters[i], err = newPoster(hcs[i%len(hcs)].Transport, urls[i%len(urls)], roomOf(i), token); err != nil {
+			return nil, fmt.Errorf("server load: %w", err)
+		}
 	}
 
 	res := &Result{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}
@@ -248,6 +254,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		runtime.ReadMemStats(&before)
 		cpu0, ok0 := cpuNow()
 		start := time.Now()
+		// What the admin client's timeout is to one request, for the phase: a generous
+		// bound, so that a server that stops answering ends the run.
+		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-next)*100*time.Millisecond)
 		var wg sync.WaitGroup
 		for s := range cfg.Seats {
 			wg.Add(1)
@@ -272,9 +281,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					if s+len(rooms) < len(seats) {
 						to = seats[s+len(rooms)] // the next seat of the same room
 					}
-					body := loadPost(i, seats[s], to)
+					p := posters[s]
+					p.buf = loadPostTo(p.buf[:0], i, seats[s], to)
 					t0 := time.Now()
-					_, err := as[s].Post(ctx, nil, roomOf(s), body, "")
+					_, err := p.post(pctx, p.buf)
 					mine = append(mine, time.Since(t0))
 					if err == nil {
 						posted[s%len(rooms)].Add(1)
@@ -285,7 +295,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 							res.FirstError = err.Error()
 							mu.Unlock()
 						}
-						if ctx.Err() != nil {
+						if pctx.Err() != nil {
 							return
 						}
 					}
@@ -294,6 +304,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		wg.Wait()
 		took := time.Since(start)
+		perr := pctx.Err()
+		cancel()
 		cpu1, ok1 := cpuNow()
 		cpuUS += cpu1 - cpu0
 		cpuOK = cpuOK && ok0 && ok1
@@ -308,6 +320,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		mallocs += after.Mallocs - before.Mallocs
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("server load: posting %d messages took more than %s: %w (first error: %s)", stop-from, took.Round(time.Second), perr, res.FirstError)
 		}
 
 		rc, err := timeRead(ctx, as[0], rooms[0], cfg.Reads)
@@ -362,12 +377,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("server load: history pages: %w", err)
 	}
 	return res, nil
-}
-
-// loadPost is the i-th post: a status report of the kind agents send, unique by its
-// counter so that dedup never refuses it, addressed to another seat of the room.
-func loadPost(i int, from, to string) []byte {
-	return fmt.Appendf(nil, "v1 report load to %s n=4\noutcome batch %d of %s finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-%d\ntodo next batch after review\n", to, i, from, i)
 }
 
 // timeRead reads the whole history n times and returns the median.

@@ -45,7 +45,11 @@ func isAckText(s string, seats []string) bool {
 		}
 		return r
 	}, s)
-	words := strings.Fields(s)
+	var few [16]string // most lines: their words on the stack
+	words := few[:0]
+	for w := range strings.FieldsSeq(s) {
+		words = append(words, w)
+	}
 	phrases := 0
 	for i := 0; i < len(words); {
 		switch {

@@ -13,10 +13,10 @@ import (
 )
 
 // parse detects the body's format, validates it against the room's policy and roster, and
-// checks its addressing. seats are the room's active seats.
-func (s *Service) parse(body string, p parley.Policy, seats []string) (*draft, error) {
+// checks its addressing. seats are the room's active seats, roster the names a message may
+// address (seats and "all"); neither is changed.
+func (s *Service) parse(body string, p parley.Policy, seats, roster []string) (*draft, error) {
 	d := &draft{body: body, tokens: s.tok.Count(body), hash: hashBody(body)}
-	roster := append(append([]string(nil), seats...), "all")
 	switch {
 	case convention.Looks(body):
 		d.format = parley.FormatConvention
@@ -163,13 +163,24 @@ type evidencePair struct {
 // pairEvidence pairs every done with its ev lines: ev#k with done#k, an unnumbered ev with the
 // nearest done above it.
 func pairEvidence(m *convention.Message) []*evidencePair {
-	var pairs []*evidencePair
+	n := 0
+	for _, l := range m.Lines {
+		if l.Word == "done" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	all := make([]evidencePair, n) // the pairs in one allocation, the pointers in another
+	pairs := make([]*evidencePair, 0, n)
 	byKey := map[string]*evidencePair{}
 	var last *evidencePair
 	for _, l := range m.Lines {
 		switch l.Word {
 		case "done":
-			p := &evidencePair{done: l}
+			p := &all[len(pairs)]
+			p.done = l
 			pairs = append(pairs, p)
 			if l.Key != "" {
 				byKey[l.Key] = p
@@ -206,16 +217,16 @@ const evidenceBudget = 10 * time.Second
 //	! done#4 unproven: no ev line under it
 //
 // At most maxChecks ev lines are resolved (each can run git twice); the rest, and any left
-// when the request's deadline has passed, are frozen as unverified with the reason.
-func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int) []string {
+// when the request's deadline has passed, are frozen as unverified with the reason. The
+// status of each ev line is appended to verdicts, for the observer once the message is stored.
+func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxChecks int, verdicts []string) (notes, _ []string) {
 	if d.conv == nil {
-		return nil
+		return nil, verdicts
 	}
 	// The checks share one deadline, within the request's own.
 	ctx, cancel := context.WithTimeout(ctx, evidenceBudget)
 	defer cancel()
 	checks := 0
-	var notes []string
 	for _, p := range pairEvidence(d.conv) {
 		lbl := label(p.done)
 		if len(p.evs) == 0 {
@@ -236,8 +247,12 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 				checks++
 				v = s.ev.Resolve(ctx, room, ev.Text)
 			}
-			s.obs.EvidenceChecked(v.Status)
-			notes = append(notes, "! ev"+lbl+" "+v.String())
+			verdicts = append(verdicts, v.Status)
+			if v.Detail == "" { // "! ev<label> " + v.String(), in one copy
+				notes = append(notes, "! ev"+lbl+" "+v.Status)
+			} else {
+				notes = append(notes, "! ev"+lbl+" "+v.Status+": "+v.Detail)
+			}
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false
 			}
@@ -246,7 +261,7 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 			notes = append(notes, "! claim"+lbl+" unproven: a commit proves code exists, not that tests ran; cite run <id>")
 		}
 	}
-	return notes
+	return notes, verdicts
 }
 
 // doneVerdict reads a done's verdict back from its message's frozen notes, so the state record

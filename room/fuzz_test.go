@@ -41,11 +41,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("refusal is not a *parley.Error: %v", err)
 			}
 		}
-		if err := checkLimits([]byte(body), lenient); err != nil {
+		if err := checkLimits(body, lenient); err != nil {
 			isParleyErr(err)
 			return
 		}
-		d, err := s.parse(body, lenient, seats)
+		d, err := s.parse(body, lenient, seats, append(seats[:len(seats):len(seats)], "all"))
 		if err != nil {
 			isParleyErr(err)
 			return

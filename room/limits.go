@@ -201,7 +201,12 @@ func (m *memRates) get(room string, b parley.RateBucket, now time.Time) *memBuck
 func (m *memRates) TakeRate(_ context.Context, room string, now time.Time, buckets []parley.RateBucket) (parley.RateTake, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	levels := make([]float64, len(buckets))
+	var few [4]float64 // a post's take is two buckets, or one
+	levels := few[:0]
+	if len(buckets) > len(few) {
+		levels = make([]float64, 0, len(buckets))
+	}
+	levels = levels[:len(buckets)]
 	for i, b := range buckets {
 		mb := m.get(room, b, now)
 		levels[i] = refill(mb.level, mb.at, now, b.Rate, b.Burst)

@@ -44,7 +44,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, seats, err := s.postRoom(ctx, room)
+	r, seats, roster, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,8 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, err
 		}
 	}
-	if err := checkLimits(body, r.Policy); err != nil {
+	text := string(body) // the one copy: every check below reads it
+	if err := checkLimits(text, r.Policy); err != nil {
 		return nil, err
 	}
 	if err := checkKey(key); err != nil {
@@ -75,7 +76,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return nil, s.internal(ctx, "post: idempotency key", err)
 		}
 	}
-	d, err := s.parse(string(body), r.Policy, seats)
+	d, err := s.parse(text, r.Policy, seats, roster)
 	if err != nil {
 		return nil, err
 	}
@@ -84,26 +85,35 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		return nil, err
 	}
 
+	// Dedup comes next in the pipeline's order, but the store's append checks it again in
+	// its transaction, which is the check that counts (two posts of one body may race past
+	// any earlier one). So a post is not read for a repeat here, ahead of the append, but
+	// only when a later check is about to refuse it: a repeat is then refused as a repeat,
+	// exactly as if it had been checked first (the same answer and dedup stats, no tokens
+	// kept), and the common post, which repeats nothing, saves a store read.
 	now := s.now().UTC()
 	since := now.Add(-time.Duration(r.Policy.DedupWindow))
-	orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
-	if err != nil {
-		return nil, s.internal(ctx, "post: dedup", err)
+	repeatFirst := func(refusal error) error {
+		orig, err := s.store.Duplicate(ctx, room, seat.Name, d.hash, since, r.Policy.DedupMessages)
+		if err != nil {
+			return s.internal(ctx, "post: dedup", err)
+		}
+		if orig != 0 {
+			return s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+		}
+		return refusal
 	}
-	if orig != 0 {
-		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
-	}
-
 	if err := s.checkAcks(ctx, room, d, seats); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
 	if err := ch.takeTokens(ctx, d.tokens); err != nil {
-		return nil, err
+		return nil, repeatFirst(err)
 	}
-	notes := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks)
+	var few [4]string
+	notes, verdicts := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks, few[:0])
 
 	msg := &parley.Message{
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
@@ -124,10 +134,15 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		a.Answers = []int64{d.re}
 	}
 	m, err := s.appendTimed(ctx, a)
+	if orig := seqField(err); orig > 0 && parley.ErrorCode(err) == parley.ECONFLICT {
+		// A repeat, refused by the append's own check; its tokens go back (settle), and its
+		// evidence was not judged for any message, so the verdicts are not counted.
+		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+	}
+	for _, v := range verdicts {
+		s.obs.EvidenceChecked(v)
+	}
 	switch {
-	case err != nil && parley.ErrorCode(err) == parley.ECONFLICT && seqField(err) > 0:
-		// Another post of the same body won the race past the early dedup check.
-		return nil, s.refuseDuplicate(ctx, room, seat.Name, seqField(err), d.tokens)
 	case err != nil:
 		return nil, s.internal(ctx, "post: append", err)
 	case m.Replay:
@@ -153,7 +168,7 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	r, seats, err := s.postRoom(ctx, room)
+	r, seats, roster, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
 	}
@@ -167,10 +182,11 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 		}
 		return []parley.Diagnostic{{Line: 1, Col: 1, Severity: "error", Code: pe.Code, Message: pe.Message, Fix: pe.Hint}}, nil
 	}
-	if err := checkLimits(body, r.Policy); err != nil {
+	text := string(body)
+	if err := checkLimits(text, r.Policy); err != nil {
 		return refused(err)
 	}
-	d, err := s.parse(string(body), r.Policy, seats)
+	d, err := s.parse(text, r.Policy, seats, roster)
 	if err != nil {
 		return refused(err)
 	}
@@ -343,7 +359,8 @@ func normalizeAppend(dst []byte, body string) []byte {
 }
 
 func hashBody(body string) []byte {
-	h := sha256.Sum256(normalizeAppend(make([]byte, 0, len(body)), body))
+	var small [1024]byte // most bodies: normalized on the stack
+	h := sha256.Sum256(normalizeAppend(small[:0], body))
 	return h[:]
 }
 

@@ -169,7 +169,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*parley.Calle
 		return nil, parley.Errorf(parley.EUNAUTHORIZED, "no token").
 			WithHint("send Authorization: Bearer <seat token>")
 	}
-	h := sha256.Sum256([]byte(token))
+	var buf [64]byte // a seat token fits: hashed without a copy on the heap
+	h := sha256.Sum256(append(buf[:0], token...))
 	if s.hasAdmin && subtle.ConstantTimeCompare(h[:], s.admin[:]) == 1 {
 		return &parley.Caller{Admin: true}, nil
 	}

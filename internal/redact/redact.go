@@ -64,12 +64,27 @@ func randomLooking(s string) bool {
 
 // HasToken reports whether s holds a string of a token's shape.
 func HasToken(s string) bool {
+	if !maybeToken(s) {
+		return false
+	}
 	for _, m := range tokenShape.FindAllString(s, -1) {
 		if strings.HasPrefix(m, "pk_") || strings.HasPrefix(m, "admin-") || randomLooking(m) {
 			return true
 		}
 	}
 	return false
+}
+
+// maybeToken is false where HasToken must be: a match counts only when it starts pk_ or
+// admin-, or mixes in an upper-case letter (randomLooking). Most paths (/v1/rooms/…) have
+// none of these, and need not be searched with the regular expression.
+func maybeToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return strings.Contains(s, "pk_") || strings.Contains(s, "admin-")
 }
 
 // String replaces every string of a token's shape in s by Mark, keeping the rest.
@@ -93,17 +108,35 @@ func Path(p string) string {
 	if !HasToken(p) && !strings.ContainsAny(p, "0123456789") {
 		return p
 	}
+	// Most paths have nothing to redact: look first, and copy only when something is.
+	clean := true
+	for rest := p; clean; {
+		seg, more, found := strings.Cut(rest, "/")
+		clean = !credentialSegment(seg)
+		if !found {
+			break
+		}
+		rest = more
+	}
+	if clean {
+		return p
+	}
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		d, err := url.PathUnescape(s)
-		if err != nil {
-			d = s
-		}
-		if value(d) || value(s) {
+		if credentialSegment(s) {
 			segs[i] = Mark
 		}
 	}
 	return strings.Join(segs, "/")
+}
+
+// credentialSegment reports whether a path segment, as sent or unescaped, is a credential.
+func credentialSegment(s string) bool {
+	d, err := url.PathUnescape(s)
+	if err != nil {
+		d = s
+	}
+	return value(d) || value(s)
 }
 
 // Query returns the raw query q with the value of every parameter that is a credential, by
