@@ -198,6 +198,20 @@ func pairEvidence(m *convention.Message) []*evidencePair {
 	return pairs
 }
 
+// checksCommits reports whether judging d's evidence would run git: the server has a
+// repository and one of d's ev lines cites a commit.
+func (s *Service) checksCommits(d *draft) bool {
+	if d.conv == nil || s.ev.GitRepo == "" {
+		return false
+	}
+	for _, l := range d.conv.Lines {
+		if l.Word == "ev" && evidence.Parse(l.Text).Kind == evidence.KindCommit {
+			return true
+		}
+	}
+	return false
+}
+
 // label names a done in notes: done#1 → "#1"; an unnumbered done by its line, " line 4".
 func label(done convention.Line) string {
 	if done.Key != "" {

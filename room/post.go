@@ -112,6 +112,13 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := ch.takeTokens(ctx, d.tokens); err != nil {
 		return nil, repeatFirst(err)
 	}
+	// Commit evidence is judged by running git, work a repeat must not make the server do
+	// again: a post that cites a commit is read for a repeat before it is judged.
+	if s.checksCommits(d) {
+		if err := repeatFirst(nil); err != nil {
+			return nil, err
+		}
+	}
 	var few [4]string
 	notes, verdicts := s.evidenceNotes(ctx, room, d, r.Policy.MaxEvidenceChecks, few[:0])
 

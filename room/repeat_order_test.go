@@ -3,6 +3,8 @@ package room_test
 import (
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -163,5 +165,77 @@ func TestRepeatCountsNoVerdict(t *testing.T) {
 	}
 	if obs.verdicts != 1 || obs.refused[parley.ECONFLICT] != 1 {
 		t.Errorf("after the repeat: %d verdicts, refusals %v; want 1 verdict and one ECONFLICT", obs.verdicts, obs.refused)
+	}
+}
+
+// TestRepeatRunsNoGit: commit evidence is judged by running git, so a post that cites a
+// commit is read for a repeat first, and a repeat is refused before git runs again. A git on
+// PATH that logs each call, then runs the real one, counts the calls.
+func TestRepeatRunsNoGit(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
+			t.Fatal("git is not installed (PARLEY_TEST_REQUIRE_ALL=1)")
+		}
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	if out, err := exec.Command(real, "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	bin, calls := t.TempDir(), filepath.Join(t.TempDir(), "calls")
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	count := func() int {
+		b, err := os.ReadFile(calls)
+		if os.IsNotExist(err) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
+	svc, err := room.New(st, room.Config{AdminToken: adminToken, Now: clock.Now, GitRepo: repo,
+		Random: rand.NewChaCha8([32]byte{3}), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := must(svc.Authenticate(t.Context(), adminToken))(t)
+	must(svc.CreateRoom(t.Context(), admin, "r", nil))(t)
+	if _, _, err := svc.AddSeat(t.Context(), admin, "r", "b", parley.RoleAgent); err != nil {
+		t.Fatal(err)
+	}
+	_, tok, err := svc.AddSeat(t.Context(), admin, "r", "a", parley.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := must(svc.Authenticate(t.Context(), tok))(t)
+	body := []byte("v1 report x to b n=2\ndone#1 merged the parser\nev#1 commit 3f9a2c1d on main\n")
+	res, err := svc.Post(t.Context(), a, "r", body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := count()
+	if first == 0 || len(res.Notes) == 0 {
+		t.Fatalf("the first post ran git %d times and has notes %q; want git run and a verdict", first, res.Notes)
+	}
+	for range 3 {
+		if _, err := svc.Post(t.Context(), a, "r", body, ""); code(t, err) != parley.ECONFLICT {
+			t.Fatalf("a repeat: %v, want ECONFLICT", err)
+		}
+	}
+	if n := count(); n != first {
+		t.Errorf("three repeats ran git %d more times, want none", n-first)
 	}
 }
