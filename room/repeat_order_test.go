@@ -129,28 +129,8 @@ func (o *countingObserver) Refused(code string) {
 // TestRepeatCountsNoVerdict: the evidence of a refused repeat judges nothing that is stored,
 // so the observer counts verdicts of stored messages only, and the repeat as a refusal.
 func TestRepeatCountsNoVerdict(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	obs := &countingObserver{refused: map[string]int{}}
-	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
-	svc, err := room.New(st, room.Config{AdminToken: adminToken, Now: clock.Now, Observer: obs,
-		Random: rand.NewChaCha8([32]byte{2}), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := must(svc.Authenticate(t.Context(), adminToken))(t)
-	must(svc.CreateRoom(t.Context(), admin, "r", nil))(t)
-	if _, _, err := svc.AddSeat(t.Context(), admin, "r", "b", parley.RoleAgent); err != nil {
-		t.Fatal(err)
-	}
-	_, tok, err := svc.AddSeat(t.Context(), admin, "r", "a", parley.RoleAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := must(svc.Authenticate(t.Context(), tok))(t)
+	svc, a := repeatRoom(t, room.Config{Observer: obs})
 	body := []byte("v1 report x to b n=2\ndone#1 ran the suite\nev#1 run r-17\n")
 	res, err := svc.Post(t.Context(), a, "r", body, "")
 	if err != nil {
@@ -200,27 +180,7 @@ func TestRepeatRunsNoGit(t *testing.T) {
 		return strings.Count(string(b), "\n")
 	}
 
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
-	svc, err := room.New(st, room.Config{AdminToken: adminToken, Now: clock.Now, GitRepo: repo,
-		Random: rand.NewChaCha8([32]byte{3}), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := must(svc.Authenticate(t.Context(), adminToken))(t)
-	must(svc.CreateRoom(t.Context(), admin, "r", nil))(t)
-	if _, _, err := svc.AddSeat(t.Context(), admin, "r", "b", parley.RoleAgent); err != nil {
-		t.Fatal(err)
-	}
-	_, tok, err := svc.AddSeat(t.Context(), admin, "r", "a", parley.RoleAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := must(svc.Authenticate(t.Context(), tok))(t)
+	svc, a := repeatRoom(t, room.Config{GitRepo: repo})
 	body := []byte("v1 report x to b n=2\ndone#1 merged the parser\nev#1 commit 3f9a2c1d on main\n")
 	res, err := svc.Post(t.Context(), a, "r", body, "")
 	if err != nil {
@@ -238,4 +198,32 @@ func TestRepeatRunsNoGit(t *testing.T) {
 	if n := count(); n != first {
 		t.Errorf("three repeats ran git %d more times, want none", n-first)
 	}
+}
+
+// repeatRoom starts a service on a new SQLite file with cfg (its admin token, clock, random
+// source and logger filled in) and room r with seats a and b, and returns a's caller.
+func repeatRoom(t *testing.T, cfg room.Config) (*room.Service, *parley.Caller) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
+	cfg.AdminToken, cfg.Now = adminToken, clock.Now
+	cfg.Random, cfg.Logger = rand.NewChaCha8([32]byte{2}), slog.New(slog.DiscardHandler)
+	svc, err := room.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := must(svc.Authenticate(t.Context(), adminToken))(t)
+	must(svc.CreateRoom(t.Context(), admin, "r", nil))(t)
+	if _, _, err := svc.AddSeat(t.Context(), admin, "r", "b", parley.RoleAgent); err != nil {
+		t.Fatal(err)
+	}
+	_, tok, err := svc.AddSeat(t.Context(), admin, "r", "a", parley.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, must(svc.Authenticate(t.Context(), tok))(t)
 }
