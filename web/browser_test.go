@@ -46,6 +46,19 @@ func (b tab) eval(js string) string {
 	return s
 }
 
+// signIn opens the room page at url, signs in with token through the form and waits until
+// the message shown by the selector last is visible.
+func (b tab) signIn(url, token, last string) {
+	b.t.Helper()
+	b.step("sign in",
+		chromedp.Navigate(url),
+		chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", token),
+		chromedp.Submit("#token"),
+		chromedp.WaitVisible(last),
+	)
+}
+
 // artifact writes b under $PARLEY_TEST_ARTIFACTS (or the test's temp dir) and logs where.
 func artifact(t *testing.T, name string, b []byte) string {
 	t.Helper()
@@ -121,13 +134,7 @@ func TestBrowserLiveTranscript(t *testing.T) {
 	seedRoom(t, f)
 
 	step := tab{t, ctx}.step
-	step("sign in",
-		chromedp.Navigate(f.url+"/rooms/limiter"),
-		chromedp.WaitVisible("#token"),
-		chromedp.SendKeys("#token", f.tokens["yu"]),
-		chromedp.Submit("#token"),
-		chromedp.WaitVisible("#m4"),
-	)
+	tab{t, ctx}.signIn(f.url+"/rooms/limiter", f.tokens["yu"], "#m4")
 	if loc, _ := chromedp.Run(ctx, chromedp.Location()); strings.Contains(loc, f.tokens["yu"]) || !strings.HasSuffix(loc, "/rooms/limiter") {
 		t.Errorf("after sign-in the browser is at %q", loc)
 	}

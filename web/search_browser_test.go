@@ -69,14 +69,8 @@ func TestBrowserPartsAndSearch(t *testing.T) {
 	ctx := newBrowser(t)
 	f := searchRoomFixture(t)
 	step, eval := tab{t, ctx}.step, tab{t, ctx}.eval
-	step("sign in",
-		chromedp.EmulateViewport(1400, 900),
-		chromedp.Navigate(f.url+"/rooms/limiter"),
-		chromedp.WaitVisible("#token"),
-		chromedp.SendKeys("#token", f.tokens["yu"]),
-		chromedp.Submit("#token"),
-		chromedp.WaitVisible("#m3"),
-	)
+	step("viewport", chromedp.EmulateViewport(1400, 900))
+	tab{t, ctx}.signIn(f.url+"/rooms/limiter", f.tokens["yu"], "#m3")
 
 	step("post by parts",
 		chromedp.Click("#parts summary"),

@@ -71,14 +71,8 @@ func TestBrowserVerdictsAndWidths(t *testing.T) {
 	ctx := newBrowser(t)
 	f := verdictRoom(t)
 	step, eval := tab{t, ctx}.step, tab{t, ctx}.eval
-	step("sign in",
-		chromedp.EmulateViewport(1400, 900),
-		chromedp.Navigate(f.url+"/rooms/limiter"),
-		chromedp.WaitVisible("#token"),
-		chromedp.SendKeys("#token", f.tokens["yu"]),
-		chromedp.Submit("#token"),
-		chromedp.WaitVisible("#m5"),
-	)
+	step("viewport", chromedp.EmulateViewport(1400, 900))
+	tab{t, ctx}.signIn(f.url+"/rooms/limiter", f.tokens["yu"], "#m5")
 
 	// Each note of the report: its verdict class, its badge (symbol and word) and the badge's
 	// background, which must differ between the three verdicts.
