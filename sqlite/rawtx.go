@@ -59,7 +59,13 @@ type rawTx struct {
 	args  []driver.NamedValue // reused for each statement's arguments
 	dest  []driver.Value      // reused for each row
 	b     batch               // what the batch leaves for the end of its transaction
+	// writes counts the statements run that may change the database (exec, execMessage,
+	// wrote), so that the committer can tell a write that failed before changing anything.
+	writes int
 }
+
+// wrote notes a statement that may change the database, run other than by exec.
+func (t *rawTx) wrote() { t.writes++ }
 
 // stmt returns query's statement, preparing it (its $N made ?, see anonymous) on first use.
 func (t *rawTx) stmt(query string) (driver.Stmt, error) {
@@ -89,6 +95,7 @@ func (t *rawTx) bind(args []any) ([]driver.NamedValue, error) {
 }
 
 func (t *rawTx) exec(query string, args ...any) (driver.Result, error) {
+	t.writes++
 	st, err := t.stmt(query)
 	if err != nil {
 		return nil, err
@@ -287,6 +294,7 @@ func (s *Store) closeRaw() {
 // what MessageArgs and bind cost per append: the []any, each value's conversion, and a copy
 // of the body, which the driver copies into SQLite anyway (it never keeps the slice).
 func (t *rawTx) execMessage(m *parley.Message, seq int64) error {
+	t.writes++
 	st, err := t.stmt(sqlstore.QueryInsertMessage)
 	if err != nil {
 		return err
