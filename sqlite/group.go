@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -31,6 +30,16 @@ import (
 //
 // A batch takes the writes whose callers are already waiting; it never waits for more, so a
 // lone write is committed at once.
+
+// A batch's transaction, begun and ended through statements the committer prepared once
+// (rawtx.go), as its other statements: the driver's own BeginTx and Commit compile their
+// statement on every call. BEGIN IMMEDIATE takes the write lock at once, as _txlock=immediate
+// makes the driver's BEGIN do.
+const (
+	qBegin    = "BEGIN IMMEDIATE"
+	qCommit   = "COMMIT"
+	qRollback = "ROLLBACK"
+)
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
@@ -183,8 +192,7 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 // tells whether the transaction committed. A failure of the transaction itself is given to
 // every write (fail).
 func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad int, ok bool) {
-	tx, err := rt.conn.BeginTx(rt.ctx, driver.TxOptions{})
-	if err != nil {
+	if err := rt.control(qBegin); err != nil {
 		fail(fmt.Errorf("begin: %w", err))
 		return -1, false
 	}
@@ -202,29 +210,29 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad int, ok 
 			if rt.writes == before && refusal(err) {
 				continue // it changed nothing
 			}
-			tx.Rollback()
+			rt.control(qRollback)
 			return i, false
 		}
 		stored++
 	}
 	if stored == 0 {
-		tx.Rollback()
+		rt.control(qRollback)
 		return -1, false
 	}
 	if err := s.indexSearch(rt); err != nil {
-		tx.Rollback()
+		rt.control(qRollback)
 		fail(err)
 		return -1, false
 	}
 	if err := s.writeSeqs(rt); err != nil {
-		tx.Rollback()
+		rt.control(qRollback)
 		fail(err)
 		return -1, false
 	}
-	if err := tx.Commit(); err != nil {
+	if err := rt.control(qCommit); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
-		rt.conn.ExecContext(rt.ctx, "ROLLBACK", nil)
+		rt.control(qRollback)
 		fail(fmt.Errorf("commit: %w", err))
 		return -1, false
 	}

@@ -107,6 +107,17 @@ func (t *rawTx) exec(query string, args ...any) (driver.Result, error) {
 	return st.(driver.StmtExecContext).ExecContext(t.ctx, nv)
 }
 
+// control runs a statement that begins or ends the transaction (prepared, as exec, but not
+// counted among the writes).
+func (t *rawTx) control(query string) error {
+	st, err := t.stmt(query)
+	if err != nil {
+		return err
+	}
+	_, err = st.(driver.StmtExecContext).ExecContext(t.ctx, nil)
+	return err
+}
+
 // queryRow runs query and keeps its first row for Scan.
 func (t *rawTx) queryRow(query string, args ...any) *rawRow {
 	st, err := t.stmt(query)
