@@ -162,7 +162,7 @@ func testBatchAsIfAlone(t *testing.T, sole bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run = s.appendOp(a, m, &outs[i])
+			run = s.appendOp(a, m, "[]", &outs[i])
 		}
 		ops[i] = &txOp{ctx: t.Context(), run: run, done: make(chan struct{})}
 	}

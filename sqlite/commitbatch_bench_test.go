@@ -67,7 +67,7 @@ func benchCommitBatch(b *testing.B, size int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ops[i] = &txOp{ctx: ctx, run: s.appendOp(a, m, &outs[i]), done: make(chan struct{})}
+			ops[i] = &txOp{ctx: ctx, run: s.appendOp(a, m, "[]", &outs[i]), done: make(chan struct{})}
 		}
 		s.commitBatch(ops)
 		for _, o := range ops {

@@ -300,19 +300,16 @@ func (s *Store) closeRaw() {
 	})
 }
 
-// execMessage runs sqlstore.QueryInsertMessage for m under seq, its arguments bound straight
+// execMessage runs sqlstore.QueryInsertMessage for m under seq, notes its notes as
+// sqlstore.MarshalNotes encodes them, its arguments bound straight
 // into the driver's values (the values and their order are sqlstore.MessageArgs'). It saves
 // what MessageArgs and bind cost per append: the []any, each value's conversion, and a copy
 // of the body, which the driver copies into SQLite anyway (it never keeps the slice).
-func (t *rawTx) execMessage(m *parley.Message, seq int64) error {
+func (t *rawTx) execMessage(m *parley.Message, seq int64, notes string) error {
 	t.writes++
 	st, err := t.stmt(sqlstore.QueryInsertMessage)
 	if err != nil {
 		return err
-	}
-	notes, err := sqlstore.MarshalNotes(m.Notes)
-	if err != nil {
-		return fmt.Errorf("append: %w", err)
 	}
 	var hash, key driver.Value // NULL, as sqlstore.NullBytes and NullString
 	if len(m.Hash) > 0 {

@@ -44,8 +44,14 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	if err != nil {
 		return parley.Appended{}, err
 	}
+	// Encoded here, by the caller's goroutine, rather than by the committer, whose time every
+	// post waits for.
+	notes, err := sqlstore.MarshalNotes(m.Notes)
+	if err != nil {
+		return parley.Appended{}, fmt.Errorf("append: %w", err)
+	}
 	var out parley.Appended
-	err = s.inTx(ctx, s.appendOp(a, m, &out))
+	err = s.inTx(ctx, s.appendOp(a, m, notes, &out))
 	if err != nil {
 		return parley.Appended{}, err
 	}
@@ -56,10 +62,11 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 }
 
 // appendOp is the committer's write of Append, which leaves its result in out.
-func (s *Store) appendOp(a *parley.Append, m parley.Message, out *parley.Appended) func(context.Context, txStmts) error {
+// notes is m.Notes as stored (sqlstore.MarshalNotes).
+func (s *Store) appendOp(a *parley.Append, m parley.Message, notes string, out *parley.Appended) func(context.Context, txStmts) error {
 	return func(ctx context.Context, t txStmts) error {
 		var err error
-		*out, err = s.appendTx(ctx, t, a, m)
+		*out, err = s.appendTx(ctx, t, a, m, notes)
 		return err
 	}
 }
@@ -71,7 +78,7 @@ func (s *Store) appendOp(a *parley.Append, m parley.Message, out *parley.Appende
 // fails after it wrote is rolled back with its batch's transaction, seq and all, and the
 // batch runs again without it (group.go); so seqs stay gapless. A replay is found before
 // anything is written.
-func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
+func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message, notes string) (_ parley.Appended, err error) {
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
 		switch {
@@ -113,7 +120,7 @@ func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m par
 		}
 	}
 
-	if err := t.t.execMessage(&m, seq); err != nil {
+	if err := t.t.execMessage(&m, seq, notes); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: insert message: %w", err)
 	}
 
