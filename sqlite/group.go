@@ -17,16 +17,16 @@ import (
 // write; only the fsyncs are shared.
 //
 // The writes of a batch run one after the other with nothing between them: no savepoint per
-// write (two statements each, a tenth of what a plain post costs the committer). A write
-// refused before it changed anything (a repeat, a replay's lookup, a room that does not exist)
-// leaves the transaction as it found it, so it just gets its error and the batch goes on. A
-// write that fails after it ran a statement that writes (two asks on one line, a closed ask it
+// write (SAVEPOINT and RELEASE, two statements per post, and the sub-journal behind them).
+// A write refused before it changed anything (a repeat, a room that does not exist) leaves
+// the transaction as it found it, so it just gets its error and the batch goes on. A write
+// that fails after it ran a statement that writes (two asks on one line, a closed ask it
 // lapses, a value SQLite refuses), or fails in a way the committer cannot read (an I/O error),
 // may have left part of itself in the transaction: the whole transaction is rolled back, that
 // write gets its error, and the batch runs again from BEGIN without it, every other write
 // answered afresh (a sibling's answer may have depended on it: a repeat of its body). So
 // every write comes out as it would alone, seqs stay gapless, and a batch of n runs at most
-// n+1 times.
+// n times.
 //
 // A batch takes the writes whose callers are already waiting; it never waits for more, so a
 // lone write is committed at once.
