@@ -6,9 +6,9 @@ import (
 	"slices"
 )
 
-// The search index (migration 0003) is written once per group commit. Each write of a batch
-// runs in its own savepoint (group.go), and FTS5 writes the terms it holds in memory to disk
-// as a new index segment whenever a savepoint is released: indexed by a trigger, a batch of N
+// The search index (migration 0003) is written once per group commit. The writes of a batch
+// once ran in a savepoint each, and FTS5 writes the terms it holds in memory to disk as a new
+// index segment whenever a savepoint is released: indexed by a trigger, a batch of N
 // posts made N one-post segments, and FTS5 then spent as long merging them again (a tenth of
 // the server's CPU). So the committer notes which messages each write stored, and after the
 // last write of the batch, still inside its transaction, indexes them all in one statement

@@ -2,28 +2,43 @@ package sqlite
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
+
+	"github.com/parleyhq/parley"
 )
 
 // Group commit. With synchronous=FULL every commit waits for an fsync of the WAL, a few
 // milliseconds on most disks, so one transaction per post caps a server at a few hundred
 // posts a second however many cores it has. Instead, writes that must be durable before
 // they return (Append, AddStat) are handed to one committer goroutine, which runs every
-// write waiting at that moment in one transaction, each inside its own savepoint, and
-// commits them with one fsync. A write that fails is rolled back to its savepoint alone and
-// gets its own error; the others commit. Nothing returns before its commit is durable, so
-// the guarantee is the one of a transaction per write; only the fsyncs are shared.
+// write waiting at that moment in one transaction and commits them with one fsync. Nothing
+// returns before its commit is durable, so the guarantee is the one of a transaction per
+// write; only the fsyncs are shared.
+//
+// The writes of a batch run one after the other with nothing between them: no savepoint per
+// write (SAVEPOINT and RELEASE, two statements per post, and the sub-journal behind them).
+// A write refused before it changed anything (a repeat, a room that does not exist) leaves
+// the transaction as it found it, so it just gets its error and the batch goes on. A write
+// that fails after it ran a statement that writes (two asks on one line, a closed ask it
+// lapses, a value SQLite refuses), or fails in a way the committer cannot read (an I/O error),
+// may have left part of itself in the transaction: the whole transaction is rolled back, that
+// write gets its error, and the batch runs again from BEGIN without it, every other write
+// answered afresh (a sibling's answer may have depended on it: a repeat of its body). So
+// every write comes out as it would alone, seqs stay gapless, and a batch of n runs at most
+// n times.
 //
 // A batch takes the writes whose callers are already waiting; it never waits for more, so a
 // lone write is committed at once.
 
-// The savepoint around each write of a batch, prepared with the statements of Append.
+// A batch's transaction, begun and ended through statements the committer prepared once
+// (rawtx.go), as its other statements: the driver's own BeginTx and Commit compile their
+// statement on every call. BEGIN IMMEDIATE takes the write lock at once, as _txlock=immediate
+// makes the driver's BEGIN do.
 const (
-	qSavepoint  = "SAVEPOINT op"
-	qRollbackTo = "ROLLBACK TO op"
-	qRelease    = "RELEASE op"
+	qBegin    = "BEGIN IMMEDIATE"
+	qCommit   = "COMMIT"
+	qRollback = "ROLLBACK"
 )
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
@@ -144,70 +159,100 @@ func (s *Store) commitBatch(batch []*txOp) {
 	}
 }
 
-// runBatch runs the batch in one transaction on the committer's connection.
+// runBatch runs the batch in one transaction on the committer's connection: again without
+// a write that may have left part of itself in it (see the top of this file).
 func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
-	var ok []*txOp // writes that ran without error and wait for the commit
-	tx, err := rt.conn.BeginTx(rt.ctx, driver.TxOptions{})
-	if err != nil {
-		fail(fmt.Errorf("begin: %w", err))
-		return
-	}
-	t := txStmts{rt}
+	live := make([]*txOp, 0, len(batch))
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			continue
 		}
-		if _, err := rt.exec(qSavepoint); err != nil {
-			tx.Rollback()
-			fail(fmt.Errorf("savepoint: %w", err))
+		live = append(live, o)
+	}
+	for len(live) > 0 {
+		bad, ok := s.runOnce(rt, live, fail)
+		if bad < 0 {
+			if ok {
+				s.batchCommitted(rt, len(live))
+			}
 			return
 		}
+		// The write at bad keeps its error; the others run again, from scratch.
+		live = append(live[:bad], live[bad+1:]...)
+		for _, o := range live {
+			o.err = nil
+		}
+		rt.b.reset()
+	}
+}
+
+// runOnce runs the writes of live in one transaction. bad is the index of a write that failed
+// after changing the transaction (which is then rolled back, nothing committed), or -1; ok
+// tells whether the transaction committed. A failure of the transaction itself is given to
+// every write (fail).
+func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad int, ok bool) {
+	if err := rt.control(qBegin); err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return -1, false
+	}
+	t := txStmts{rt}
+	stored := 0 // writes that ran without error and wait for the commit
+	for i, o := range live {
+		if err := o.ctx.Err(); err != nil {
+			// Cancelled while an earlier run of the batch was rolled back: it has not run.
+			o.err = err
+			continue
+		}
+		before := rt.writes
 		if err := o.run(context.WithoutCancel(o.ctx), t); err != nil {
 			o.err = err
-			// Some errors (I/O, disk full) make SQLite roll back the whole transaction;
-			// then the savepoint is gone and the batch fails as one.
-			if _, rerr := rt.exec(qRollbackTo); rerr != nil {
-				tx.Rollback()
-				fail(fmt.Errorf("after %w: rollback to savepoint: %w", err, rerr)) // both: a full disk stays recognisable
-				return
+			if rt.writes == before && refusal(err) {
+				continue // it changed nothing
 			}
-		} else {
-			ok = append(ok, o)
+			rt.control(qRollback)
+			return i, false
 		}
-		// Released, not left open until the commit: every savepoint still open makes
-		// SQLite keep the pages a later write changes in its statement journal, which
-		// spills to a file as a batch grows (without the release, BenchmarkAppendParallel
-		// spent three times the system time).
-		if _, err := rt.exec(qRelease); err != nil {
-			tx.Rollback()
-			fail(fmt.Errorf("release savepoint: %w", err))
-			return
-		}
+		stored++
 	}
-	if len(ok) == 0 {
-		tx.Rollback()
-		return
+	if stored == 0 {
+		rt.control(qRollback)
+		return -1, false
 	}
 	if err := s.indexSearch(rt); err != nil {
-		tx.Rollback()
+		rt.control(qRollback)
 		fail(err)
-		return
+		return -1, false
 	}
 	if err := s.writeSeqs(rt); err != nil {
-		tx.Rollback()
+		rt.control(qRollback)
 		fail(err)
-		return
+		return -1, false
 	}
-	if err := tx.Commit(); err != nil {
+	if err := rt.control(qCommit); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
-		rt.conn.ExecContext(rt.ctx, "ROLLBACK", nil)
+		rt.control(qRollback)
 		fail(fmt.Errorf("commit: %w", err))
-		return
+		return -1, false
 	}
-	// Before any write of the batch returns: its next post must be checked against it.
+	return -1, true
+}
+
+// batchCommitted updates the memories with what a committed batch of n writes stored, before
+// any of them returns: its next post must be checked against it.
+func (s *Store) batchCommitted(rt *rawTx, n int) {
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
-	s.ckptWritten += ckptPages(len(ok))
+	s.ckptWritten += ckptPages(n)
+}
+
+// refusal tells whether err is the service's own answer to a write (a repeat, a room not
+// found), found by reading: such a write ran no statement that changes the transaction, or
+// it would not end there. Anything else (a driver error) may come from a statement SQLite
+// gave up half-way, or from SQLite ending the transaction itself, so it is not trusted to
+// have left the transaction as it was.
+func refusal(err error) bool {
+	var pe *parley.Error
+	return errors.As(err, &pe)
 }

@@ -14,7 +14,8 @@ import (
 
 // TestGroupCommitIsolation runs appends that share transactions, where some must fail: each
 // hash is posted four times by its seat at once, so three of every four writes in a batch
-// are refused as repeats and roll back to their own savepoint. Exactly one of each must be
+// are refused as repeats (found before they write, or, not Sole, after the seq's UPDATE, when
+// the batch runs again without them: group.go). Exactly one of each must be
 // stored, with gapless seqs, and every refusal must name the stored one. Sole, the repeats
 // are found by the dedup memory and the batch's own appends (dedup.go).
 func TestGroupCommitIsolation(t *testing.T) {

@@ -59,7 +59,13 @@ type rawTx struct {
 	args  []driver.NamedValue // reused for each statement's arguments
 	dest  []driver.Value      // reused for each row
 	b     batch               // what the batch leaves for the end of its transaction
+	// writes counts the statements run that may change the database (exec, execMessage,
+	// wrote), so that the committer can tell a write that failed before changing anything.
+	writes int
 }
+
+// wrote notes a statement that may change the database, run other than by exec.
+func (t *rawTx) wrote() { t.writes++ }
 
 // stmt returns query's statement, preparing it (its $N made ?, see anonymous) on first use.
 func (t *rawTx) stmt(query string) (driver.Stmt, error) {
@@ -89,6 +95,7 @@ func (t *rawTx) bind(args []any) ([]driver.NamedValue, error) {
 }
 
 func (t *rawTx) exec(query string, args ...any) (driver.Result, error) {
+	t.writes++
 	st, err := t.stmt(query)
 	if err != nil {
 		return nil, err
@@ -98,6 +105,17 @@ func (t *rawTx) exec(query string, args ...any) (driver.Result, error) {
 		return nil, err
 	}
 	return st.(driver.StmtExecContext).ExecContext(t.ctx, nv)
+}
+
+// control runs a statement that begins or ends the transaction (prepared, as exec, but not
+// counted among the writes).
+func (t *rawTx) control(query string) error {
+	st, err := t.stmt(query)
+	if err != nil {
+		return err
+	}
+	_, err = st.(driver.StmtExecContext).ExecContext(t.ctx, nil)
+	return err
 }
 
 // queryRow runs query and keeps its first row for Scan.
@@ -282,18 +300,16 @@ func (s *Store) closeRaw() {
 	})
 }
 
-// execMessage runs sqlstore.QueryInsertMessage for m under seq, its arguments bound straight
+// execMessage runs sqlstore.QueryInsertMessage for m under seq, notes its notes as
+// sqlstore.MarshalNotes encodes them, its arguments bound straight
 // into the driver's values (the values and their order are sqlstore.MessageArgs'). It saves
 // what MessageArgs and bind cost per append: the []any, each value's conversion, and a copy
 // of the body, which the driver copies into SQLite anyway (it never keeps the slice).
-func (t *rawTx) execMessage(m *parley.Message, seq int64) error {
+func (t *rawTx) execMessage(m *parley.Message, seq int64, notes string) error {
+	t.writes++
 	st, err := t.stmt(sqlstore.QueryInsertMessage)
 	if err != nil {
 		return err
-	}
-	notes, err := sqlstore.MarshalNotes(m.Notes)
-	if err != nil {
-		return fmt.Errorf("append: %w", err)
 	}
 	var hash, key driver.Value // NULL, as sqlstore.NullBytes and NullString
 	if len(m.Hash) > 0 {

@@ -14,7 +14,7 @@ import (
 // memory instead: it reads it once (SELECT, in the transaction), counts on from there for the
 // writes of a batch, and writes each room's new last seq once, just before COMMIT (qSetSeq),
 // so that rooms.last_seq is what it always was at every commit. A write that fails gives its
-// seq back, as its savepoint would have (seqs stay gapless); a batch that fails leaves the
+// seq back, as the transaction's rollback would have (seqs stay gapless); a batch that fails leaves the
 // memory as it was.
 
 const (
@@ -41,7 +41,9 @@ func (s *Store) nextSeq(t txStmts, room string) (seq int64, undo func(), err err
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, nil, sqlstore.RoomNotFound(room)
 		}
-		// The write's savepoint gives the seq back.
+		// The UPDATE is a write: if the append then fails, the committer rolls the batch
+		// back and runs it again without it (group.go), and the seq goes with it.
+		t.t.wrote()
 		return seq, func() {}, err
 	}
 	b := &t.t.b.seqs

@@ -113,7 +113,7 @@ func (t txStmts) exec(ctx context.Context, query string, args ...any) (driver.Re
 // stored records that the write now running stored the room's messages lo to hi (hi
 // maxSeq: all from lo), for the search index, which the committer writes before COMMIT
 // (group.go). A write calls it last, once nothing of it can fail any more: a write that
-// fails is rolled back to its savepoint, and must leave nothing to index.
+// fails changed nothing or is rolled back with its batch, and must leave nothing to index.
 func (t txStmts) stored(room string, lo, hi int64) { t.t.b.stored(room, lo, hi) }
 
 // QueryRow makes txStmts a querier (duplicate).

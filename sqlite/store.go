@@ -35,21 +35,23 @@ const (
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
-	sqlstore.QueryInsertAsk, qDup, qAddStat, qSavepoint, qRollbackTo}
+	sqlstore.QueryInsertAsk, qDup, qAddStat}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
-// waiting at the same moment (see group.go), each in its own savepoint.
+// waiting at the same moment (see group.go).
 func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {
 	m, err := sqlstore.Prepare(a)
 	if err != nil {
 		return parley.Appended{}, err
 	}
+	// Encoded here, by the caller's goroutine, rather than by the committer, whose time every
+	// post waits for.
+	notes, err := sqlstore.MarshalNotes(m.Notes)
+	if err != nil {
+		return parley.Appended{}, fmt.Errorf("append: %w", err)
+	}
 	var out parley.Appended
-	err = s.inTx(ctx, func(ctx context.Context, t txStmts) error {
-		var err error
-		out, err = s.appendTx(ctx, t, a, m)
-		return err
-	})
+	err = s.inTx(ctx, s.appendOp(a, m, notes, &out))
 	if err != nil {
 		return parley.Appended{}, err
 	}
@@ -59,13 +61,24 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	return out, nil
 }
 
+// appendOp is the committer's write of Append, which leaves its result in out.
+// notes is m.Notes as stored (sqlstore.MarshalNotes).
+func (s *Store) appendOp(a *parley.Append, m parley.Message, notes string, out *parley.Appended) func(context.Context, txStmts) error {
+	return func(ctx context.Context, t txStmts) error {
+		var err error
+		*out, err = s.appendTx(ctx, t, a, m, notes)
+		return err
+	}
+}
+
 // appendTx is Append inside its (shared) transaction, after which the caller publishes. The
 // transaction holds SQLite's write lock from its start (BEGIN IMMEDIATE), so nothing changes
 // between its statements, and the seq it takes from rooms.last_seq cannot be taken by anyone
-// else; a write that fails after taking it is rolled back to its savepoint (group.go), and the
-// seq with it (a Sole store's memory of it too: seq.go), so seqs stay gapless. A replay is
-// found before anything is written.
-func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message) (_ parley.Appended, err error) {
+// else. A write refused before it wrote anything gives the seq back (undo, seq.go); one that
+// fails after it wrote is rolled back with its batch's transaction, seq and all, and the
+// batch runs again without it (group.go); so seqs stay gapless. A replay is found before
+// anything is written.
+func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m parley.Message, notes string) (_ parley.Appended, err error) {
 	if m.IdempotencyKey != "" {
 		orig, err := sqlstore.ScanMessage(t.queryRow(ctx, qByKey, m.Room, m.Seat, m.IdempotencyKey))
 		switch {
@@ -107,7 +120,7 @@ func (s *Store) appendTx(ctx context.Context, t txStmts, a *parley.Append, m par
 		}
 	}
 
-	if err := t.t.execMessage(&m, seq); err != nil {
+	if err := t.t.execMessage(&m, seq, notes); err != nil {
 		return parley.Appended{}, fmt.Errorf("append: insert message: %w", err)
 	}
 
@@ -231,11 +244,15 @@ func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 // txDB is a transaction of the committer as a sqlstore.DB.
 type txDB struct{ t txStmts }
 
+// Every statement of an import counts as a write (group.go): it may be an INSERT … RETURNING.
+
 func (d txDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	d.t.t.wrote()
 	return d.t.queryRow(ctx, query, args...)
 }
 
 func (d txDB) Query(ctx context.Context, query string, args []any, each func(sqlstore.Row) error) error {
+	d.t.t.wrote()
 	return d.t.t.query(query, args, func(r *rawRow) error { return each(r) })
 }
 

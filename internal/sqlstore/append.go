@@ -12,7 +12,8 @@ import (
 // dedup and answer statements.
 const (
 	// Takes the room's next seq and locks the room's row until commit. A write that then
-	// fails (a replay, a duplicate) is rolled back to its savepoint, the seq with it.
+	// fails (a duplicate) is rolled back, the seq with it (SQLite without Sole: its batch
+	// runs again without that write).
 	QueryNextSeq       = `UPDATE rooms SET last_seq = last_seq + 1 WHERE name = $1 RETURNING last_seq`
 	QueryInsertMessage = `INSERT INTO messages
 		(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key)
