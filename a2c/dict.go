@@ -32,7 +32,7 @@ type Dictionary struct {
 const CheckLen = 6
 
 // Check returns the dictionary's check value, which a payload that uses the dictionary
-// carries in its header (a2c/1+d<check>) so that decoding with another dictionary is
+// carries in its header (a2c/2+d<check>) so that decoding with another dictionary is
 // refused instead of copying the wrong bytes: the first 8 bytes of the SHA-256 of Text,
 // read as a big-endian number, modulo 10^6, in six decimal digits. Six digits cost two
 // tokens (cl100k and o200k split digits into groups of three) and let one wrong

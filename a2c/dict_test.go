@@ -157,7 +157,7 @@ func TestNoDictionaryPayloadsUnchanged(t *testing.T) {
 	for _, d := range []*Dictionary{nil, {Text: "nothing this session says, at any length at all"}} {
 		opt := Default(mustCounter(t))
 		opt.Dictionary = d
-		for id, want := range map[string]string{"": "a2c/1\n", "x y": "a2c/1 x y\n"} {
+		for id, want := range map[string]string{"": "a2c/2\n", "x y": "a2c/2 x y\n"} {
 			enc, err := EncodeSession(id, recs, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -174,14 +174,14 @@ func TestParseHeader(t *testing.T) {
 		line string
 		want PayloadHeader
 	}{
-		{"a2c/1", PayloadHeader{}},
-		{"a2c/1 s|1", PayloadHeader{ID: "s|1"}},
-		{`a2c/1 a\|b\nc`, PayloadHeader{ID: "a|b\nc"}},
-		{"a2c/1 123456", PayloadHeader{ID: "123456"}},
-		{"a2c/1+d", PayloadHeader{Dict: true}},
-		{"a2c/1+d id", PayloadHeader{ID: "id", Dict: true}},
-		{"a2c/1+d000042", PayloadHeader{Dict: true, Check: "000042"}},
-		{"a2c/1+d123456 7 8", PayloadHeader{ID: "7 8", Dict: true, Check: "123456"}},
+		{"a2c/2", PayloadHeader{}},
+		{"a2c/2 s|1", PayloadHeader{ID: "s|1"}},
+		{`a2c/2 a\|b\nc`, PayloadHeader{ID: "a|b\nc"}},
+		{"a2c/2 123456", PayloadHeader{ID: "123456"}},
+		{"a2c/2+d", PayloadHeader{Dict: true}},
+		{"a2c/2+d id", PayloadHeader{ID: "id", Dict: true}},
+		{"a2c/2+d000042", PayloadHeader{Dict: true, Check: "000042"}},
+		{"a2c/2+d123456 7 8", PayloadHeader{ID: "7 8", Dict: true, Check: "123456"}},
 	}
 	for _, tt := range ok {
 		h, err := ParseHeader(tt.line)
@@ -196,8 +196,8 @@ func TestParseHeader(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"", "a2c/2", "a2c/1x", "a2c/1+", "a2c/1+dx", "a2c/1+d12345", "a2c/1+d1234567",
-		"a2c/1+d123456x", "a2c/1+d123456+d", "a2c/1+d 12 \\q",
+		"", "a2c/2", "a2c/2x", "a2c/2+", "a2c/2+dx", "a2c/2+d12345", "a2c/2+d1234567",
+		"a2c/2+d123456x", "a2c/2+d123456+d", "a2c/2+d 12 \\q",
 	} {
 		if h, err := ParseHeader(line); err == nil {
 			t.Errorf("ParseHeader(%q) = %+v, want an error", line, h)

@@ -2,7 +2,7 @@
 // results, reviews) that charges itself for its own decode overhead.
 //
 // A session is the ordered records of one trajectory (package trace). The encoder turns
-// each record, one handoff at a time, into a2c/1 text; a record may refer back to
+// each record, one handoff at a time, into a2c/2 text; a record may refer back to
 // anything earlier in its session. The decoder rebuilds every record so that its
 // canonical JSON (trace.AppendCanonical) is byte-identical to the original's; a
 // configuration that misses on a single record cannot win a benchmark. The payload is
@@ -10,12 +10,12 @@
 // instructions that describe only the features the session used. Full cost = payload +
 // instructions + dictionary; it is the only headline number (Measure).
 //
-// # The a2c/1 format
+// # The a2c/2 format
 //
 // A payload is a header line and one record per line; a record's text fields may keep
 // their newlines, so a record may continue over several lines:
 //
-//	a2c/1[+t][+d<check>][ <id>]                      header; +t: prose lines; +d: the dictionary is used
+//	a2c/2[+t][+d<check>][ <id>]                      header; +t: prose lines; +d: the dictionary is used
 //	<kind>|<from>|<to>|<tool>|<call_id>|<text>|<args>|<result>|<meta>[|<other keys>]
 //	<kind>|…                                         next record (empty fields at the end cut)
 //	 …text that kept its newline…                    continuation: not a record start

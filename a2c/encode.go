@@ -27,7 +27,7 @@ type Features struct {
 	Cut        bool // an embedded JSON string was cut short
 	Close      bool // a splice needed » after its digits
 	Long       bool // a splice of 100 bytes or more
-	Doubled    bool // a literal « was written ««
+	Doubled    bool // a literal ^ or ? was written twice
 	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
 	Prose      bool // the records are prose lines (Options.Prose)
 	RawValues  bool // a string in a value slot was written as ~ and raw text

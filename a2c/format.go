@@ -1,4 +1,4 @@
-// The parts of the a2c/1 format that encoder and decoder share: the constants, the
+// The parts of the a2c/2 format that encoder and decoder share: the constants, the
 // kind letters and slots of a schema line, where a record starts, and the decoder's error.
 
 package a2c
@@ -8,16 +8,20 @@ import (
 	"strings"
 )
 
-// Format constants. They are part of a2c/1: changing one is a new format version.
+// Format constants. They are part of a2c/2: changing one is a new format version.
 const (
 	// Magic starts every session payload.
-	Magic = "a2c/1"
+	Magic = "a2c/2"
 	// refMin is the shortest string (in bytes) that is numbered for $n references.
 	refMin = 5
-	// spliceOpen starts a splice: « then the length in two digits (00 and three digits
-	// for 100 to 999), then the distance. spliceClose ends one only where the next byte would otherwise read as
-	// part of the distance (a digit) or as the close; a literal « is written ««.
-	spliceOpen  = "«"
+	// spliceOpen starts a splice: ^ then the length in two digits, then the distance;
+	// spliceLong starts one of 100 to 999 bytes: ? then the length in three digits, then
+	// the distance. spliceClose ends one only where the next byte would otherwise read as
+	// part of the distance (a digit) or as the close. Either opener stands for itself
+	// before anything but a digit; a literal one before a digit or before the same
+	// character is written twice (^^, ??).
+	spliceOpen  = '^'
+	spliceLong  = '?'
 	spliceClose = "»"
 	// spliceMax is the longest span one splice copies (three digits).
 	spliceMax = 999
@@ -72,7 +76,7 @@ func isSlotName(k string) bool {
 }
 
 // RecordStart reports whether a payload line starts a record: a kind letter alone or
-// before |, or ~, " or { first, or the a2c/1 magic (which starts the next session).
+// before |, or ~, " or { first, or the a2c/2 magic (which starts the next session).
 // Any other line continues the text of the record before it.
 func RecordStart(line string) bool {
 	if line == "" {

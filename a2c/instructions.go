@@ -83,16 +83,16 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(" Header +t: instead " + proseNote)
 	}
 	if f.Splices {
-		b.WriteString(" «nnd: nn bytes d back")
+		b.WriteString(" ^nnd: nn bytes d back")
 		var notes []string
 		if f.Long {
-			notes = append(notes, "«00nnnd: nnn")
+			notes = append(notes, "?nnnd: nnn")
 		}
 		if f.Dictionary {
 			notes = append(notes, "dictionary first")
 		}
 		if len(notes) > 0 {
-			// One pair of brackets: "(«00nnnd: nnn; dictionary first)" is a token
+			// One pair of brackets: "(?nnnd: nnn; dictionary first)" is a token
 			// shorter than two.
 			b.WriteString(" (" + strings.Join(notes, "; ") + ")")
 		}
@@ -105,7 +105,7 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	if f.Doubled {
-		b.WriteString(" ««=«.")
+		b.WriteString(" ^^=^, ??=?.")
 	}
 	if f.Bare {
 		b.WriteString(" Quotes optional")

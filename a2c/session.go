@@ -9,10 +9,10 @@ import (
 	"github.com/parleyhq/parley/trace"
 )
 
-// Encoded is one session in a2c/1: the payload (header line, then one line per record)
+// Encoded is one session in a2c/2: the payload (header line, then one line per record)
 // and the decode instructions that describe the features it uses.
 type Encoded struct {
-	Header       string   // "a2c/1", "+d" and the dictionary's check value when it is used, then " " and the id
+	Header       string   // "a2c/2", "+d" and the dictionary's check value when it is used, then " " and the id
 	Lines        []string // one payload line per record, in order
 	Instructions string
 	Features     Features
@@ -193,7 +193,7 @@ type PayloadHeader struct {
 	Prose bool
 }
 
-// String writes the header line: a2c/1, +t for prose lines, +d and the check value when the payload uses a
+// String writes the header line: a2c/2, +t for prose lines, +d and the check value when the payload uses a
 // dictionary, then a space and the id (escaped as a raw field) when there is one.
 func (h PayloadHeader) String() string {
 	s := Magic
@@ -213,6 +213,9 @@ func (h PayloadHeader) String() string {
 func ParseHeader(line string) (PayloadHeader, error) {
 	var h PayloadHeader
 	rest, ok := strings.CutPrefix(line, Magic)
+	if !ok && strings.HasPrefix(line, "a2c/1") {
+		return h, &SyntaxError{Line: 1, Msg: "an a2c/1 payload (splices written «…): this parley reads " + Magic + " (splices written ^… and ?…); encode the session again"}
+	}
 	if !ok {
 		return h, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}
 	}

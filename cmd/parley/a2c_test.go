@@ -17,7 +17,7 @@ func TestA2CNormalizeEncodeDecode(t *testing.T) {
 		t.Fatalf("normalize: code %d, %d lines, stderr %q", code, strings.Count(norm, "\n"), errs)
 	}
 	code, payload, errs := runParley(t, norm, "a2c", "encode")
-	if code != 0 || strings.Count(payload, "a2c/1 synthetic/4/") != 3 {
+	if code != 0 || strings.Count(payload, "a2c/2 synthetic/4/") != 3 {
 		t.Fatalf("encode: code %d, stderr %q, payload:\n%s", code, errs, payload)
 	}
 	code, back, errs := runParley(t, payload, "a2c", "decode")
@@ -91,7 +91,7 @@ func TestA2CTrainAndDict(t *testing.T) {
 	// or none is refused.
 	_, norm, _ := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic", "--seed", "2", "--sessions", "5")
 	code, payload, errs := runParley(t, norm, "a2c", "encode", "--dict", dict)
-	if code != 0 || !strings.Contains(payload, "a2c/1+d") {
+	if code != 0 || !strings.Contains(payload, "a2c/2+d") {
 		t.Fatalf("encode --dict: %d %q, no payload uses the dictionary:\n%s", code, errs, payload)
 	}
 	if code, back, errs := runParley(t, payload, "a2c", "decode", "--dict", dict); code != 0 || back != norm {
@@ -214,7 +214,7 @@ func TestA2CEncodeJSONShipsWhatItCounts(t *testing.T) {
 					t.Errorf("%s: %s %v, recounted %d", s.ID, k, counts[k], v)
 				}
 			}
-			if !strings.HasPrefix(s.Payload, "a2c/1") || s.Instructions == "" {
+			if !strings.HasPrefix(s.Payload, "a2c/2") || s.Instructions == "" {
 				t.Errorf("%s: payload %q, instructions %q", s.ID, s.Payload, s.Instructions)
 			}
 			usedDict = usedDict || s.Dictionary != ""
