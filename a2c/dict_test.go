@@ -196,7 +196,7 @@ func TestParseHeader(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"", "a2c/2", "a2c/2x", "a2c/2+", "a2c/2+dx", "a2c/2+d12345", "a2c/2+d1234567",
+		"", "a2c/3", "a2c/1", "a2c/2x", "a2c/2+", "a2c/2+dx", "a2c/2+d12345", "a2c/2+d1234567",
 		"a2c/2+d123456x", "a2c/2+d123456+d", "a2c/2+d 12 \\q",
 	} {
 		if h, err := ParseHeader(line); err == nil {
