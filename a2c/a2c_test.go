@@ -106,6 +106,7 @@ func isPrintableText(s string) bool {
 var adversarial = []string{
 	`{"kind":"message","text":"a|b|c ~ $1 %p{} «1.2» «« » \\ \"q\" \u0000 \u001f \t\n\r\b\f","from":"~","to":"$0"}`,
 	`{"kind":"message","text":"^1 ^^2 ?? ?123 a^ ^?3 »^ ?^9 end^","from":"^?","to":"?5","meta":{"^7":"??1^"}}`,
+	`{"kind":"message","text":"v.a1 .» ..b2 .Z9. .» x.y3 ends in .","from":".c4","to":"a.»","meta":{".k12":".»»."}}`,
 	`{"kind":"tool_call","args":"{\"a\": 1, \"b\": [1000.0, -0, 1e400, 12345678901234567890]}","tool":"%j","call_id":"\\"}`,
 	`{"kind":"tool_result","result":{"":"","x":[],"y":{},"z":[[]],"n":null,"t":true,"f":false},"text":""}`,
 	`{"kind":"final","meta":{"true":"true","false":"null","null":"-1","1":"1e5","$k":"%x","~":"~","a:b":"c,d","sp ":" sp"}}`,
@@ -348,6 +349,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add("a2c/2\nr||||||~a \"b\" \\| c\nd|~\n")
 	f.Add("a2c/2+t id\nplan agent: x\ntool_call agent>t c1: ^0815\ntool_result t>agent c1: ^^\n")
 	f.Add("a2c/2+t+d" + dict.Check() + "\nplan agent: ^1040\n")
+	f.Add("a2c/2\nm||||ab.b2.»x.z1»7\nm||||.Z40.»»\n")
+	f.Add("a2c/2+d" + dict.Check() + "\nm||||.j40.»\n")
 	f.Fuzz(func(t *testing.T, p string) {
 		// Hostile payloads must fail cleanly, never panic.
 		DecodeSession(p, nil)
@@ -529,5 +532,38 @@ func TestNoDefaults(t *testing.T) {
 	opt.NoDefaults = false
 	if enc := roundTrip(t, s.ID, RecordValues(&s), opt); !enc.Features.Defaults {
 		t.Fatal("the same session without NoDefaults uses no default: the test proves nothing")
+	}
+}
+
+// TestSpliceFormsByHand decodes the three splice forms and the escapes against the same
+// lines written out by hand: .j16 is 10 bytes (j) from 16 back, ^1027 10 bytes from 27
+// back, .» a literal . and .a1 one byte from 1 back (the . just written).
+func TestSpliceFormsByHand(t *testing.T) {
+	spliced := "a2c/2\nm||||abcdefghij\nm||||.j16-^1027.».a1x ^^1 ??2 .»»\n"
+	literal := "a2c/2\nm||||abcdefghij\nm||||abcdefghij-abcdefghij..x ^^1 ??2 .»»\n"
+	_, got, err := DecodeSession(spliced, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := DecodeSession(literal, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(want) != 2 {
+		t.Fatalf("%d and %d records", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := trace.Canonical(&got[i]), trace.Canonical(&want[i]); !bytes.Equal(g, w) {
+			t.Errorf("record %d: %s, want %s", i+1, g, w)
+		}
+	}
+	if s := string(trace.Canonical(&got[1])); !strings.Contains(s, `abcdefghij-abcdefghij..x ^1 ?2 .»`) {
+		t.Errorf("second record %s", s)
+	}
+	// A splice that reaches before the text, and a letter splice with no distance.
+	for _, p := range []string{"a2c/2\nm||||.z99\n", "a2c/2\nm||||x.a0\n"} {
+		if _, _, err := DecodeSession(p, nil); err == nil {
+			t.Errorf("DecodeSession(%q) succeeded", p)
+		}
 	}
 }

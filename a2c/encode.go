@@ -26,7 +26,10 @@ type Features struct {
 	Quotes     bool // a string was quoted with '
 	Cut        bool // an embedded JSON string was cut short
 	Close      bool // a splice needed » after its digits
-	Long       bool // a splice of 100 bytes or more
+	Long       bool // a ? splice (100 bytes or more)
+	Letters    bool // a . splice (the length as a letter)
+	Digits     bool // a ^ splice (the length in two digits)
+	DotEscaped bool // a literal . was written .»
 	Doubled    bool // a literal ^ or ? was written twice
 	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
 	Prose      bool // the records are prose lines (Options.Prose)

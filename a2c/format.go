@@ -20,12 +20,48 @@ const (
 	// part of the distance (a digit) or as the close. Either opener stands for itself
 	// before anything but a digit; a literal one before a digit or before the same
 	// character is written twice (^^, ??).
-	spliceOpen  = '^'
-	spliceLong  = '?'
+	spliceOpen = '^'
+	spliceLong = '?'
+	// spliceDot starts a splice of 1 to 52 bytes whose length is one letter (a=1 … z=26,
+	// A=27 … Z=52): . then the letter, then the distance. A tokenizer reads . and a
+	// letter as one token and the distance's digits in groups of three, so a splice from
+	// fewer than 1,000 bytes back costs two tokens. A literal . before a letter and a
+	// digit, or before », is written .» (the » dropped on reading).
+	spliceDot = '.'
+	// dotMax is the longest span a . splice copies.
+	dotMax      = 52
 	spliceClose = "»"
 	// spliceMax is the longest span one splice copies (three digits).
 	spliceMax = 999
 )
+
+// dotLetter returns the letter of a . splice's length n (1 ≤ n ≤ dotMax).
+func dotLetter(n int) byte {
+	if n <= 26 {
+		return byte('a' + n - 1)
+	}
+	return byte('A' + n - 27)
+}
+
+// letterLen returns the length a . splice's letter stands for, 0 for a byte that is not
+// an ASCII letter.
+func letterLen(c byte) int {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 1
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 27
+	}
+	return 0
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// dotStarts reports whether b (after a .) reads as a . splice (a letter, then a digit) or
+// as the » of an escaped literal .
+func dotStarts(b []byte) bool {
+	return len(b) >= 2 && ((letterLen(b[0]) > 0 && isDigit(b[1])) || (b[0] == spliceClose[0] && b[1] == spliceClose[1]))
+}
 
 // kindCodes are the one-letter kinds of a schema line.
 var kindCodes = map[string]byte{

@@ -40,6 +40,9 @@ type Options struct {
 	// the cut's, cost more than it saves.
 	offStyles string
 	noCut     bool
+	// noLetters writes every splice's length in digits (^ and ?), never as a letter
+	// (.): Adapt's step for a session whose few splices do not pay for the words.
+	noLetters bool
 	// wholeEmbedded keeps Adapt from dropping single styles or the cut (the
 	// alternative TestDefaultsWinOnTrainingSessions measures).
 	wholeEmbedded bool

@@ -48,6 +48,7 @@ var adaptSteps = []struct {
 	{"raw values", func(o *Options) bool { ok := o.Schema && o.RawValues; o.RawValues = false; return ok }},
 	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
 	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
+	{"letter splices", func(o *Options) bool { ok := o.Splices && !o.noLetters; o.noLetters = true; return ok }},
 	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},
 	{"schema", func(o *Options) bool {
 		ok := o.Schema
@@ -72,15 +73,17 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 	cost := func(e *Encoded) int { return c.Count(e.Payload()) + c.Count(e.Instructions) }
 	best := cost(out)
 	if opt.Prose && !opt.proseLines && ProseFits(recs) {
-		// Prose lines, with the splices and without them, against what the
+		// Prose lines, with the splices (lengths as letters or in digits) and without
+		// them, against what the
 		// mechanisms below arrive at.
 		defer func() {
 			if err != nil {
 				return
 			}
-			for _, splices := range []bool{true, false} {
+			for _, v := range []struct{ splices, letters bool }{{true, true}, {true, false}, {false, false}} {
 				o := opt
-				o.proseLines, o.Splices = true, opt.Splices && splices
+				o.proseLines, o.Splices = true, opt.Splices && v.splices
+				o.noLetters = o.noLetters || !v.letters
 				p, perr := encodeSession(id, recs, o)
 				if perr != nil {
 					out, err = nil, perr

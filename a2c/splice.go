@@ -71,7 +71,7 @@ func (e *Encoder) splice(line []byte) []byte {
 			}
 			if pe-ps >= e.opt.minSplice() && ps < pe {
 				src := bestSrc + (ps - p)
-				marker := spliceMarker(ps-src, pe-ps)
+				marker := spliceMarker(ps-src, pe-ps, !e.opt.noLetters)
 				closed := pe < end && needsClose(text[pe:end])
 				if closed {
 					marker += spliceClose
@@ -97,7 +97,14 @@ func (e *Encoder) splice(line []byte) []byte {
 					out = append(out, marker...)
 					e.feat.Splices = true
 					e.feat.Close = e.feat.Close || closed
-					e.feat.Long = e.feat.Long || pe-ps >= 100
+					switch marker[0] {
+					case spliceDot:
+						e.feat.Letters = true
+					case spliceOpen:
+						e.feat.Digits = true
+					default:
+						e.feat.Long = true
+					}
 					if src < 0 {
 						e.feat.Originals = true
 					} else if src < e.st.dictLen {
@@ -191,12 +198,17 @@ func (e *Encoder) mainCost(p, q int) int {
 // measured the same.
 const lazyMargin = 1
 
-// spliceMarker writes ^, the length in two digits and the distance, or from 100 bytes
-// on ?, the length in three digits and the distance, with no close: a tokenizer reads
-// the digits in groups of three, so the marker costs the opener and one token per three
-// digits.
-func spliceMarker(dist, n int) string {
+// spliceMarker writes ., the length's letter and the distance (up to 52 bytes, unless
+// letters is false); or ^, the length in two digits and the distance; or from 100 bytes
+// on ?, the length in three digits and the distance; with no close: a tokenizer reads
+// the digits in groups of three, so the marker costs the opener (with the letter) and
+// one token per three digits.
+func spliceMarker(dist, n int, letters bool) string {
 	b := make([]byte, 0, 16)
+	if letters && n <= dotMax {
+		b = append(b, spliceDot, dotLetter(n))
+		return string(strconv.AppendInt(b, int64(dist), 10))
+	}
 	if n >= 100 {
 		b = append(b, spliceLong, byte('0'+n/100))
 	} else {
@@ -223,6 +235,15 @@ func needsClose(next []byte) bool {
 func (e *Encoder) appendLiteral(dst, lit []byte, next byte) []byte {
 	for i, c := range lit {
 		dst = append(dst, c)
+		if c == spliceDot {
+			// Before a marker (which starts with . ^ or ?) or at the end of the line
+			// a . reads as itself.
+			if dotStarts(lit[i+1 : min(len(lit), i+3)]) {
+				e.feat.DotEscaped = true
+				dst = append(dst, spliceClose...)
+			}
+			continue
+		}
 		if c != spliceOpen && c != spliceLong {
 			continue
 		}
