@@ -328,3 +328,48 @@ func mustParse(t *testing.T, s string) trace.Value {
 	}
 	return v
 }
+
+// TestPackedDictionaryUnpacks: the dictionary as it ships (Packed) is shorter where the
+// text repeats itself, and UnpackDictionary gives back the text byte for byte, escapes
+// included; a text with nothing to copy ships as itself.
+func TestPackedDictionaryUnpacks(t *testing.T) {
+	rep := `{name:Finish,description:"Call this function at the end of your try",parameters:{type:object,properties:{return_type:{type:string,enum:[give_answer,give_up_and_restart]}}}}`
+	for _, tc := range []struct {
+		text    string
+		spliced bool
+	}{
+		{"", false},
+		{"one line, nothing twice", false},
+		{rep + "\n" + strings.Replace(rep, "your try", "the task", 1), true},
+		{"v.a1 ^12 ??3 .» x.Z9 " + strings.Repeat("a.b1^^2?x ", 6), true},
+	} {
+		d := &Dictionary{Text: tc.text}
+		p, spliced := d.Packed()
+		if spliced != tc.spliced {
+			t.Errorf("%q: spliced %v, want %v (packed %q)", tc.text, spliced, tc.spliced, p)
+		}
+		if spliced && len(p) >= len(tc.text) {
+			t.Errorf("%q: packed %d bytes, the text %d", tc.text, len(p), len(tc.text))
+		}
+		if !spliced && !strings.ContainsAny(tc.text, ".^?") && p != tc.text {
+			t.Errorf("%q: packed %q without a splice", tc.text, p)
+		}
+		got, err := UnpackDictionary(p)
+		if err != nil || got.Text != tc.text {
+			t.Errorf("%q: unpacked %v %v", tc.text, got, err)
+		}
+	}
+}
+
+func FuzzPackedDictionary(f *testing.F) {
+	f.Add("v.a1 ^12 ??3 .» x.Z9 abcdefghijklmnop abcdefghijklmnop")
+	f.Add(strings.Repeat("0123456789.»^?", 9))
+	f.Fuzz(func(t *testing.T, text string) {
+		d := &Dictionary{Text: text}
+		p, _ := d.Packed()
+		got, err := UnpackDictionary(p)
+		if err != nil || got.Text != text {
+			t.Fatalf("%q packed to %q, unpacked to %v (%v)", text, p, got, err)
+		}
+	})
+}

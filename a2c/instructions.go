@@ -18,7 +18,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, RawValues: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
-			Splices: true, Close: true, Long: true, Letters: true, Digits: true, DotEscaped: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
+			Splices: true, Close: true, Long: true, Letters: true, Digits: true, DotEscaped: true, DictSpliced: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
 		}
@@ -97,7 +97,10 @@ func Instructions(f Features, full bool) string {
 			forms = append(forms, "?nnnd")
 		}
 		b.WriteString(" " + strings.Join(forms, ", ") + ": n bytes d back")
-		if f.Dictionary {
+		switch {
+		case f.DictSpliced:
+			notes = append(notes, "spliced dictionary first")
+		case f.Dictionary:
 			notes = append(notes, "dictionary first")
 		}
 		if len(notes) > 0 {

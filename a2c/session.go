@@ -167,6 +167,9 @@ func encodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error)
 	}
 	out.Features = enc.Features()
 	out.UsesDict = out.Features.Dictionary
+	if out.UsesDict {
+		_, out.Features.DictSpliced = opt.Dictionary.Packed()
+	}
 	h := PayloadHeader{ID: id, Dict: out.UsesDict, Prose: out.Features.Prose}
 	if h.Dict {
 		h.Check = opt.Dictionary.Check()
@@ -376,7 +379,7 @@ type Shipped struct {
 	ID                string `json:"id"`
 	Payload           string `json:"payload"`
 	Instructions      string `json:"instructions"`
-	Dictionary        string `json:"dictionary"` // the dictionary's text when the payload uses it, else ""
+	Dictionary        string `json:"dictionary"` // the dictionary as it ships (Dictionary.Packed) when the payload uses it, else ""
 	PayloadTokens     int    `json:"payload_tokens"`
 	InstructionTokens int    `json:"instruction_tokens"`
 	DictionaryTokens  int    `json:"dictionary_tokens"`
@@ -388,7 +391,7 @@ type Shipped struct {
 func Ship(id string, enc *Encoded, dict *Dictionary, c Counter) Shipped {
 	s := Shipped{ID: id, Payload: enc.Payload(), Instructions: enc.Instructions}
 	if enc.UsesDict && dict != nil {
-		s.Dictionary = dict.Text
+		s.Dictionary, _ = dict.Packed()
 	}
 	s.PayloadTokens = c.Count(s.Payload)
 	s.InstructionTokens = c.Count(s.Instructions)
