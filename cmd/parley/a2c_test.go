@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parleyhq/parley/a2c"
 	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/internal/sharedtest"
 )
@@ -218,6 +219,18 @@ func TestA2CEncodeJSONShipsWhatItCounts(t *testing.T) {
 				t.Errorf("%s: payload %q, instructions %q", s.ID, s.Payload, s.Instructions)
 			}
 			usedDict = usedDict || s.Dictionary != ""
+			if s.Dictionary != "" {
+				// The dictionary ships packed: unpacked, it is the file the
+				// payloads decode with.
+				file, err := os.ReadFile(dict)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := a2c.UnpackDictionary(s.Dictionary)
+				if err != nil || d.Text+"\n" != string(file) {
+					t.Errorf("%s: the shipped dictionary unpacks to %v (%v), not the file", s.ID, d, err)
+				}
+			}
 			payloads.WriteString(s.Payload)
 		}
 		if len(tt.args) > 0 && !usedDict {
