@@ -64,7 +64,8 @@ type Options struct {
 	ValueRefs   bool
 	MinValueLen int // default 6
 	// Splices replaces a span of a line that occurred earlier in the session text (or
-	// the dictionary) by «, its length in three digits and its distance, LZ-style.
+	// the dictionary) by a marker with its length and its distance, LZ-style (.xd, ^nnd,
+	// ?nnnd: see doc.go).
 	Splices   bool
 	MinSplice int // shortest span worth a splice, in bytes; default 8 with TokenAligned, else 24
 	// TokenAligned keeps a splice or a value reference only where Counter says it costs

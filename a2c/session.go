@@ -220,7 +220,7 @@ func ParseHeader(line string) (PayloadHeader, error) {
 	var h PayloadHeader
 	rest, ok := strings.CutPrefix(line, Magic)
 	if !ok && strings.HasPrefix(line, "a2c/1") {
-		return h, &SyntaxError{Line: 1, Msg: "an a2c/1 payload (splices written «…): this parley reads " + Magic + " (splices written ^… and ?…); encode the session again"}
+		return h, &SyntaxError{Line: 1, Msg: "an a2c/1 payload (splices written «…): this parley reads " + Magic + " (splices written .x…, ^… and ?…); encode the session again"}
 	}
 	if !ok {
 		return h, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}

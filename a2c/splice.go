@@ -24,7 +24,8 @@ const (
 const alignContext = 8
 
 // splice appends line to the session text and returns its payload form: spans that
-// occurred before are replaced by splice markers (spliceMarker), a literal « is doubled.
+// occurred before are replaced by splice markers (spliceMarker), literal openers escaped
+// (appendLiteral).
 func (e *Encoder) splice(line []byte) []byte {
 	base := len(e.st.text)
 	e.st.text = append(e.st.text, line...)

@@ -46,6 +46,7 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 		"no prose lines":        func(o *Options) { o.Prose = false },
 		"no raw values":         func(o *Options) { o.RawValues = false },
 		"no single-style adapt": func(o *Options) { o.wholeEmbedded = true },
+		"lengths in digits":     func(o *Options) { o.noLetters = true },
 	}
 	for name, f := range alts {
 		o := Default(c)
