@@ -105,6 +105,8 @@ func isPrintableText(s string) bool {
 
 var adversarial = []string{
 	`{"kind":"message","text":"a|b|c ~ $1 %p{} «1.2» «« » \\ \"q\" \u0000 \u001f \t\n\r\b\f","from":"~","to":"$0"}`,
+	`{"kind":"message","text":"^1 ^^2 ?? ?123 a^ ^?3 »^ ?^9 end^","from":"^?","to":"?5","meta":{"^7":"??1^"}}`,
+	`{"kind":"message","text":"v.a1 .» ..b2 .Z9. .» x.y3 ends in .","from":".c4","to":"a.»","meta":{".k12":".»»."}}`,
 	`{"kind":"tool_call","args":"{\"a\": 1, \"b\": [1000.0, -0, 1e400, 12345678901234567890]}","tool":"%j","call_id":"\\"}`,
 	`{"kind":"tool_result","result":{"":"","x":[],"y":{},"z":[[]],"n":null,"t":true,"f":false},"text":""}`,
 	`{"kind":"final","meta":{"true":"true","false":"null","null":"-1","1":"1e5","$k":"%x","~":"~","a:b":"c,d","sp ":" sp"}}`,
@@ -134,7 +136,7 @@ func adversarialRecords(tb testing.TB) []trace.Value {
 	recs = append(recs, parse(tb, `{"kind":"artifact","result":`+deep+`}`))
 	deepStr := strings.ReplaceAll(deep, `"`, `\"`)
 	recs = append(recs, parse(tb, `{"kind":"artifact","result":"`+deepStr+`"}`))
-	big := strings.Repeat("0123456789abcdef «»|~$%\\", 1<<20/24)
+	big := strings.Repeat("0123456789abcdef «»|~$%\\^?", 1<<20/26)
 	bv := trace.Value{Kind: trace.Object, Members: []trace.Member{
 		{Key: "kind", Value: trace.StringValue("artifact")},
 		{Key: "text", Value: trace.StringValue(big)},
@@ -261,13 +263,13 @@ func TestSavesTokens(t *testing.T) {
 func TestInstructionsDescribeOnlyUsedFeatures(t *testing.T) {
 	recs := []trace.Value{parse(t, `{"kind":"message","text":"hi"}`)}
 	enc, _ := EncodeSession("", recs, Options{Schema: true})
-	for _, word := range []string{"«", "$k", "%X", "tool_call"} {
+	for _, word := range []string{"^", "$k", "%X", "tool_call"} {
 		if strings.Contains(enc.Instructions, word) {
 			t.Errorf("instructions mention %q for a session that does not use it: %s", word, enc.Instructions)
 		}
 	}
 	full := Instructions(Features{}, true)
-	for _, word := range []string{"«", "$k", "%X", "tool_call", "dictionary"} {
+	for _, word := range []string{"^", "$k", "%X", "tool_call", "dictionary"} {
 		if !strings.Contains(full, word) {
 			t.Errorf("full instructions miss %q", word)
 		}
@@ -277,19 +279,20 @@ func TestInstructionsDescribeOnlyUsedFeatures(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	for _, p := range []string{
 		"nope\n",
-		"a2c/1\nq|x\n",
-		"a2c/1\nm|a|b|c|d|e|{unterminated\n",
-		"a2c/1\nm||||$7\n",
-		"a2c/1\nm|«00399\n",
-		"a2c/1\nm|«12\n",
-		"a2c/1\nm|||||%Q{}\n",
-		"a2c/1\nm||||||[1,]\n",
-		"a2c/1\nm|\\q\n",
-		"a2c/1+d\nm\n",
-		"a2c/1+d123456\nm\n",
-		"a2c/1+d12345\nm\n",
-		"a2c/1+d1234567 id\nm\n",
-		"a2c/1+dd\nm\n",
+		"a2c/1\nm|«1040\n", // the format before ^ and ? splices
+		"a2c/2\nq|x\n",
+		"a2c/2\nm|a|b|c|d|e|{unterminated\n",
+		"a2c/2\nm||||$7\n",
+		"a2c/2\nm|?399\n",
+		"a2c/2\nm|^12\n",
+		"a2c/2\nm|||||%Q{}\n",
+		"a2c/2\nm||||||[1,]\n",
+		"a2c/2\nm|\\q\n",
+		"a2c/2+d\nm\n",
+		"a2c/2+d123456\nm\n",
+		"a2c/2+d12345\nm\n",
+		"a2c/2+d1234567 id\nm\n",
+		"a2c/2+dd\nm\n",
 	} {
 		if _, _, err := DecodeSession(p, nil); err == nil {
 			t.Errorf("DecodeSession(%q) succeeded, want an error", p)
@@ -304,6 +307,7 @@ func FuzzRoundTrip(f *testing.F) {
 	}
 	f.Add(`{"kind":"tool_call","args":"{\"q\": \"x\"}"}`, false)
 	f.Add(`{"a":"«««»»»"}`, true)
+	f.Add(`{"a":"^^^1??2^?3","b":"^^^1??2^?3 x"}`, true)
 	f.Add(`{"kind":"tool_call","from":"agent","to":"t","tool":"t","call_id":"c1","args":"{\"q\": \"«x»\"}"}`, true)
 	f.Add(`{"kind":"plan","from":"agent","text":"a: b > c"}`, true)
 	c := mustCounter(f)
@@ -336,15 +340,17 @@ func FuzzDecode(f *testing.F) {
 	// A dictionary the decoder is handed whatever the header says: payloads that name it
 	// (by its check value), another one, or none reach the same code paths as real ones.
 	dict := &Dictionary{Text: "dictionary «text»|\\\nsecond line 12345"}
-	f.Add("a2c/1\nm|a|b||x|{k:v}\n")
-	f.Add("a2c/1\nr||||«023|$0\n")
-	f.Add("a2c/1\nr||||||%j[1,2]\nm||||«0726\n")
-	f.Add("a2c/1+d" + dict.Check() + " id\nm||||«1040\nm||||«0930»1\n")
-	f.Add("a2c/1+d000000\nm||||«1040\n")
-	f.Add("a2c/1+d\nm||||«0545\n")
-	f.Add("a2c/1\nr||||||~a \"b\" \\| c\nd|~\n")
-	f.Add("a2c/1+t id\nplan agent: x\ntool_call agent>t c1: «0815\ntool_result t>agent c1: ««\n")
-	f.Add("a2c/1+t+d" + dict.Check() + "\nplan agent: «1040\n")
+	f.Add("a2c/2\nm|a|b||x|{k:v}\n")
+	f.Add("a2c/2\nr||||^023|$0\n")
+	f.Add("a2c/2\nr||||||%j[1,2]\nm||||^0726\n")
+	f.Add("a2c/2+d" + dict.Check() + " id\nm||||^1040\nm||||^0930»1\nm||||?1001040\nm||||^^1?x^??\n\n")
+	f.Add("a2c/2+d000000\nm||||^1040\n")
+	f.Add("a2c/2+d\nm||||^0545\n")
+	f.Add("a2c/2\nr||||||~a \"b\" \\| c\nd|~\n")
+	f.Add("a2c/2+t id\nplan agent: x\ntool_call agent>t c1: ^0815\ntool_result t>agent c1: ^^\n")
+	f.Add("a2c/2+t+d" + dict.Check() + "\nplan agent: ^1040\n")
+	f.Add("a2c/2\nm||||ab.b2.»x.z1»7\nm||||.Z40.»»\n")
+	f.Add("a2c/2+d" + dict.Check() + "\nm||||.j40.»\n")
 	f.Fuzz(func(t *testing.T, p string) {
 		// Hostile payloads must fail cleanly, never panic.
 		DecodeSession(p, nil)
@@ -476,14 +482,14 @@ func TestOriginals(t *testing.T) {
 	}
 	// A splice may run from the originals on into the session text.
 	for _, p := range []string{
-		"a2c/1\nr||||||%j[1,2]\nm||||«0626\n",
-		"a2c/1\nr||||||%j[1,2]\nm||||«0726\n",
+		"a2c/2\nr||||||%j[1,2]\nm||||^0626\n",
+		"a2c/2\nr||||||%j[1,2]\nm||||^0726\n",
 	} {
 		if _, recs, err := DecodeSession(p, nil); err != nil || len(recs) != 2 {
 			t.Errorf("DecodeSession(%q): %v", p, err)
 		}
 	}
-	if _, _, err := DecodeSession("a2c/1\nr||||||%j[1,2]\nm||||«0627\n", nil); err == nil {
+	if _, _, err := DecodeSession("a2c/2\nr||||||%j[1,2]\nm||||^0627\n", nil); err == nil {
 		t.Error("a splice before the originals decoded")
 	}
 }
@@ -526,5 +532,38 @@ func TestNoDefaults(t *testing.T) {
 	opt.NoDefaults = false
 	if enc := roundTrip(t, s.ID, RecordValues(&s), opt); !enc.Features.Defaults {
 		t.Fatal("the same session without NoDefaults uses no default: the test proves nothing")
+	}
+}
+
+// TestSpliceFormsByHand decodes the three splice forms and the escapes against the same
+// lines written out by hand: .j16 is 10 bytes (j) from 16 back, ^1027 10 bytes from 27
+// back, .» a literal . and .a1 one byte from 1 back (the . just written).
+func TestSpliceFormsByHand(t *testing.T) {
+	spliced := "a2c/2\nm||||abcdefghij\nm||||.j16-^1027.».a1x ^^1 ??2 .»»\n"
+	literal := "a2c/2\nm||||abcdefghij\nm||||abcdefghij-abcdefghij..x ^^1 ??2 .»»\n"
+	_, got, err := DecodeSession(spliced, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := DecodeSession(literal, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(want) != 2 {
+		t.Fatalf("%d and %d records", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := trace.Canonical(&got[i]), trace.Canonical(&want[i]); !bytes.Equal(g, w) {
+			t.Errorf("record %d: %s, want %s", i+1, g, w)
+		}
+	}
+	if s := string(trace.Canonical(&got[1])); !strings.Contains(s, `abcdefghij-abcdefghij..x ^1 ?2 .»`) {
+		t.Errorf("second record %s", s)
+	}
+	// A splice that reaches before the text, and a letter splice with no distance.
+	for _, p := range []string{"a2c/2\nm||||.z99\n", "a2c/2\nm||||x.a0\n"} {
+		if _, _, err := DecodeSession(p, nil); err == nil {
+			t.Errorf("DecodeSession(%q) succeeded", p)
+		}
 	}
 }

@@ -111,7 +111,8 @@ func Measure(ctx context.Context, in []Input, opt Options, c Counter, encoding s
 	res := &Result{Encoding: encoding, Sessions: len(in), Lossless: true, Baselines: map[string]BaselineResult{}}
 	dictTokens := 0
 	if opt.Dictionary != nil && opt.Dictionary.Text != "" {
-		dictTokens = c.Count(opt.Dictionary.Text)
+		packed, _ := opt.Dictionary.Packed()
+		dictTokens = c.Count(packed)
 	}
 	// Under DictOnce each session's share of the dictionary is what break-even charges;
 	// the total charges the whole dictionary once (Measure fixes the rounding below).

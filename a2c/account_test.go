@@ -26,9 +26,17 @@ func recount(t *testing.T, tok *bpe.Encoding, s Input, opt Options, sr SessionRe
 		b.WriteString(l + "\n")
 	}
 	shipped := b.String()
+	// The dictionary ships packed: the reader rebuilds it from that text, and the
+	// payload must decode with what it rebuilt.
 	var dict *Dictionary
+	packed := ""
 	if enc.UsesDict {
-		dict = opt.Dictionary
+		packed, _ = opt.Dictionary.Packed()
+		d, err := UnpackDictionary(packed)
+		if err != nil || d.Text != opt.Dictionary.Text {
+			t.Fatalf("%s: the shipped dictionary does not unpack to the dictionary (%v)", s.ID, err)
+		}
+		dict = d
 	}
 	if _, got, err := DecodeSession(shipped, dict); err != nil || len(got) != len(s.Records) {
 		t.Fatalf("%s: the text counted is not what decodes (%v, %d records)", s.ID, err, len(got))
@@ -51,7 +59,7 @@ func recount(t *testing.T, tok *bpe.Encoding, s Input, opt Options, sr SessionRe
 	}
 	sh := Ship(s.ID, enc, opt.Dictionary, tok)
 	if sh.Payload != shipped || sh.PayloadTokens != want.PayloadTokens || sh.InstructionTokens != want.InstructionTokens ||
-		(enc.UsesDict && (sh.Dictionary != opt.Dictionary.Text || sh.DictionaryTokens != tok.Count(opt.Dictionary.Text))) ||
+		(enc.UsesDict && (sh.Dictionary != packed || sh.DictionaryTokens != tok.Count(packed))) ||
 		sh.FullCostTokens != sh.PayloadTokens+sh.InstructionTokens+sh.DictionaryTokens {
 		t.Fatalf("%s: Ship disagrees with the recount: %+v", s.ID, sh)
 	}
@@ -104,7 +112,8 @@ func TestMeasureCountsWhatShips(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range test {
-				recount(t, tok, test[i], withDict, res.PerSession[i], tok.Count(withDict.Dictionary.Text))
+				packed, _ := withDict.Dictionary.Packed()
+				recount(t, tok, test[i], withDict, res.PerSession[i], tok.Count(packed))
 			}
 		})
 	}

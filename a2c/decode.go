@@ -57,31 +57,52 @@ func (d *Decoder) expand(line string) ([]byte, error) {
 	base := len(d.st.text)
 	t := d.st.text
 	for i := 0; i < len(line); {
-		if line[i] != spliceOpen[0] || i+1 >= len(line) || line[i+1] != spliceOpen[1] {
-			t = append(t, line[i])
+		c := line[i]
+		if c == spliceDot && dotStarts([]byte(line[i+1:min(len(line), i+3)])) {
+			if line[i+1] == spliceClose[0] { // .» is a literal .
+				t = append(t, c)
+				i += 1 + len(spliceClose)
+				continue
+			}
+		} else if (c != spliceOpen && c != spliceLong) || i+1 >= len(line) {
+			t = append(t, c)
 			i++
 			continue
 		}
-		i += 2
-		if i+1 < len(line) && line[i] == spliceOpen[0] && line[i+1] == spliceOpen[1] {
-			t = append(t, spliceOpen...)
+		if c != spliceDot && line[i+1] == c { // ^^ is a literal ^, ?? a literal ?
+			t = append(t, c)
 			i += 2
 			continue
 		}
-		// «LLd, or «00LLLd: the length in two digits (three after 00), then the
-		// distance; » ends it when needed.
+		if c != spliceDot && !isDigit(line[i+1]) { // ^ or ? before anything but a digit is itself
+			t = append(t, c)
+			i++
+			continue
+		}
+		i++
+		// .xd: the length as a letter; ^LLd, or ?LLLd: the length in two digits (three
+		// after ?); then the distance; » ends it when needed.
+		if c == spliceDot {
+			i++
+		}
 		j := i
 		for j < len(line) && j-i < 15 && line[j] >= '0' && line[j] <= '9' {
 			j++
 		}
 		w := 2
-		if j-i >= 2 && line[i] == '0' && line[i+1] == '0' {
-			i, w = i+2, 3
+		switch c {
+		case spliceLong:
+			w = 3
+		case spliceDot:
+			w = 0
 		}
 		if j-i < w+1 || j-i > w+10 {
-			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want « then a 2-digit length (or 00 and 3 digits) and the distance"}
+			return nil, &SyntaxError{Line: d.line, Offset: i, Msg: "malformed splice: want . and a letter, ^ and a 2-digit length or ? and a 3-digit length, then the distance"}
 		}
 		length, _ := digits(line[i : i+w])
+		if c == spliceDot {
+			length = letterLen(line[i-1])
+		}
 		dist, _ := digits(line[i+w : j])
 		i = j
 		if i+1 < len(line) && line[i] == spliceClose[0] && line[i+1] == spliceClose[1] {

@@ -157,7 +157,7 @@ func TestNoDictionaryPayloadsUnchanged(t *testing.T) {
 	for _, d := range []*Dictionary{nil, {Text: "nothing this session says, at any length at all"}} {
 		opt := Default(mustCounter(t))
 		opt.Dictionary = d
-		for id, want := range map[string]string{"": "a2c/1\n", "x y": "a2c/1 x y\n"} {
+		for id, want := range map[string]string{"": "a2c/2\n", "x y": "a2c/2 x y\n"} {
 			enc, err := EncodeSession(id, recs, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -174,14 +174,14 @@ func TestParseHeader(t *testing.T) {
 		line string
 		want PayloadHeader
 	}{
-		{"a2c/1", PayloadHeader{}},
-		{"a2c/1 s|1", PayloadHeader{ID: "s|1"}},
-		{`a2c/1 a\|b\nc`, PayloadHeader{ID: "a|b\nc"}},
-		{"a2c/1 123456", PayloadHeader{ID: "123456"}},
-		{"a2c/1+d", PayloadHeader{Dict: true}},
-		{"a2c/1+d id", PayloadHeader{ID: "id", Dict: true}},
-		{"a2c/1+d000042", PayloadHeader{Dict: true, Check: "000042"}},
-		{"a2c/1+d123456 7 8", PayloadHeader{ID: "7 8", Dict: true, Check: "123456"}},
+		{"a2c/2", PayloadHeader{}},
+		{"a2c/2 s|1", PayloadHeader{ID: "s|1"}},
+		{`a2c/2 a\|b\nc`, PayloadHeader{ID: "a|b\nc"}},
+		{"a2c/2 123456", PayloadHeader{ID: "123456"}},
+		{"a2c/2+d", PayloadHeader{Dict: true}},
+		{"a2c/2+d id", PayloadHeader{ID: "id", Dict: true}},
+		{"a2c/2+d000042", PayloadHeader{Dict: true, Check: "000042"}},
+		{"a2c/2+d123456 7 8", PayloadHeader{ID: "7 8", Dict: true, Check: "123456"}},
 	}
 	for _, tt := range ok {
 		h, err := ParseHeader(tt.line)
@@ -196,8 +196,8 @@ func TestParseHeader(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"", "a2c/2", "a2c/1x", "a2c/1+", "a2c/1+dx", "a2c/1+d12345", "a2c/1+d1234567",
-		"a2c/1+d123456x", "a2c/1+d123456+d", "a2c/1+d 12 \\q",
+		"", "a2c/3", "a2c/1", "a2c/2x", "a2c/2+", "a2c/2+dx", "a2c/2+d12345", "a2c/2+d1234567",
+		"a2c/2+d123456x", "a2c/2+d123456+d", "a2c/2+d 12 \\q",
 	} {
 		if h, err := ParseHeader(line); err == nil {
 			t.Errorf("ParseHeader(%q) = %+v, want an error", line, h)
@@ -327,4 +327,49 @@ func mustParse(t *testing.T, s string) trace.Value {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestPackedDictionaryUnpacks: the dictionary as it ships (Packed) is shorter where the
+// text repeats itself, and UnpackDictionary gives back the text byte for byte, escapes
+// included; a text with nothing to copy ships as itself.
+func TestPackedDictionaryUnpacks(t *testing.T) {
+	rep := `{name:Finish,description:"Call this function at the end of your try",parameters:{type:object,properties:{return_type:{type:string,enum:[give_answer,give_up_and_restart]}}}}`
+	for _, tc := range []struct {
+		text    string
+		spliced bool
+	}{
+		{"", false},
+		{"one line, nothing twice", false},
+		{rep + "\n" + strings.Replace(rep, "your try", "the task", 1), true},
+		{"v.a1 ^12 ??3 .» x.Z9 " + strings.Repeat("a.b1^^2?x ", 6), true},
+	} {
+		d := &Dictionary{Text: tc.text}
+		p, spliced := d.Packed()
+		if spliced != tc.spliced {
+			t.Errorf("%q: spliced %v, want %v (packed %q)", tc.text, spliced, tc.spliced, p)
+		}
+		if spliced && len(p) >= len(tc.text) {
+			t.Errorf("%q: packed %d bytes, the text %d", tc.text, len(p), len(tc.text))
+		}
+		if !spliced && !strings.ContainsAny(tc.text, ".^?") && p != tc.text {
+			t.Errorf("%q: packed %q without a splice", tc.text, p)
+		}
+		got, err := UnpackDictionary(p)
+		if err != nil || got.Text != tc.text {
+			t.Errorf("%q: unpacked %v %v", tc.text, got, err)
+		}
+	}
+}
+
+func FuzzPackedDictionary(f *testing.F) {
+	f.Add("v.a1 ^12 ??3 .» x.Z9 abcdefghijklmnop abcdefghijklmnop")
+	f.Add(strings.Repeat("0123456789.»^?", 9))
+	f.Fuzz(func(t *testing.T, text string) {
+		d := &Dictionary{Text: text}
+		p, _ := d.Packed()
+		got, err := UnpackDictionary(p)
+		if err != nil || got.Text != text {
+			t.Fatalf("%q packed to %q, unpacked to %v (%v)", text, p, got, err)
+		}
+	})
 }

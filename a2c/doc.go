@@ -2,7 +2,7 @@
 // results, reviews) that charges itself for its own decode overhead.
 //
 // A session is the ordered records of one trajectory (package trace). The encoder turns
-// each record, one handoff at a time, into a2c/1 text; a record may refer back to
+// each record, one handoff at a time, into a2c/2 text; a record may refer back to
 // anything earlier in its session. The decoder rebuilds every record so that its
 // canonical JSON (trace.AppendCanonical) is byte-identical to the original's; a
 // configuration that misses on a single record cannot win a benchmark. The payload is
@@ -10,12 +10,12 @@
 // instructions that describe only the features the session used. Full cost = payload +
 // instructions + dictionary; it is the only headline number (Measure).
 //
-// # The a2c/1 format
+// # The a2c/2 format
 //
 // A payload is a header line and one record per line; a record's text fields may keep
 // their newlines, so a record may continue over several lines:
 //
-//	a2c/1[+t][+d<check>][ <id>]                      header; +t: prose lines; +d: the dictionary is used
+//	a2c/2[+t][+d<check>][ <id>]                      header; +t: prose lines; +d: the dictionary is used
 //	<kind>|<from>|<to>|<tool>|<call_id>|<text>|<args>|<result>|<meta>[|<other keys>]
 //	<kind>|…                                         next record (empty fields at the end cut)
 //	 …text that kept its newline…                    continuation: not a record start
@@ -39,18 +39,26 @@
 //
 // A line is decoded in two layers.
 //
-// Layer 2, splices. Before anything else, «nnd is replaced by the nn bytes (two digits,
-// 01 to 99; «00nnnd: three digits, 100 to 999) that start d bytes (the digits after the
-// length) before the splice in the session text (the decoded lines so far, each followed
-// by a newline, preceded by the dictionary and a newline when there is one). The copy
-// runs byte by byte, so it may overlap what it produces (LZ77). A » right after the
-// digits ends the splice and is dropped; the encoder writes it only when the next byte
-// is a digit or ». Longer spans take several splices. A literal « is written ««. The
-// first two bytes of a record are never spliced: they mark where a record starts. The
-// encoder keeps a splice only where it is worth it: with TokenAligned, the real
-// tokenizer must count fewer tokens for the marker than for the literal, a few bytes
-// either side included. (cl100k and o200k read digits in groups of three: «37512 is 3
-// tokens where «512.37» was 5.)
+// Layer 2, splices. Before anything else, each splice is replaced by n bytes that start d
+// bytes before it in the session text (the decoded lines so far, each followed by a
+// newline, preceded by the dictionary and a newline when there is one). Three forms:
+// .xd, where the letter x is n (a-z = 1-26, A-Z = 27-52); ^nnd, n in two digits; ?nnnd, n
+// in three digits (100 to 999); d is the digits after the length. The copy runs byte by
+// byte, so it may overlap what it produces (LZ77). A » right after the digits ends the
+// splice and is dropped; the encoder writes it only when the next byte is a digit or ».
+// Longer spans take several splices. ^ and ? stand for themselves before anything but a
+// digit; a literal one before a digit or before the same character is written twice (^^,
+// ??). A . stands for itself unless a letter and a digit, or », follow it; a literal .
+// there is written .» (the » dropped). The first two bytes of a record are never spliced:
+// they mark where a record starts. The encoder keeps a splice only where it is worth it:
+// with TokenAligned, the real tokenizer must count fewer tokens for the marker than for
+// the literal, a few bytes either side included. (cl100k and o200k read digits in groups
+// of three and . with a letter as one token: .k512 is 2 tokens, ^11512 3, the a2c/1 form
+// «11512 3 to 4 where the punctuation before it did not merge with «.)
+//
+// The dictionary ships packed (Dictionary.Packed): its text written as a line before the
+// session's first, with splices into itself by the same rules (UnpackDictionary), so
+// "spliced dictionary first" in the instructions.
 //
 // The originals. A splice may reach back beyond the start of the session text into the
 // originals, which come just before it: the text of every outermost %X string of the
@@ -83,7 +91,7 @@
 // call ({kind: tool_call, from, to, tool = to, call_id, args}: the text is args) or a
 // tool result ({kind: tool_result, from, to, tool = from, call_id, result}: the text is
 // result), all strings, with no control character and kind, from, to and call_id free of
-// space, >, :, \ and «. The call_id is written for tool records only; to is left out
+// space, >, :, \, ^ and ?. The call_id is written for tool records only; to is left out
 // (with its >) when the record has none. Splices apply as on any line. Adapt writes a
 // session so when that costs fewer tokens than its schema lines: the instructions are
 // then one sentence (about 30 tokens) instead of a field list, letters and defaults.

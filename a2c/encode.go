@@ -26,12 +26,18 @@ type Features struct {
 	Quotes     bool // a string was quoted with '
 	Cut        bool // an embedded JSON string was cut short
 	Close      bool // a splice needed » after its digits
-	Long       bool // a splice of 100 bytes or more
-	Doubled    bool // a literal « was written ««
-	Originals  bool // a splice copied from the text of a %X string (appendOriginal)
-	Prose      bool // the records are prose lines (Options.Prose)
-	RawValues  bool // a string in a value slot was written as ~ and raw text
-	Fields     int  // the most fields after the kind on any schema line (the instructions name only these)
+	Long       bool // a ? splice (100 bytes or more)
+	Letters    bool // a . splice (the length as a letter)
+	Digits     bool // a ^ splice (the length in two digits)
+	DotEscaped bool // a literal . was written .»
+	// DictSpliced: the session uses a dictionary that ships with splices into itself
+	// (Dictionary.Packed).
+	DictSpliced bool
+	Doubled     bool // a literal ^ or ? was written twice
+	Originals   bool // a splice copied from the text of a %X string (appendOriginal)
+	Prose       bool // the records are prose lines (Options.Prose)
+	RawValues   bool // a string in a value slot was written as ~ and raw text
+	Fields      int  // the most fields after the kind on any schema line (the instructions name only these)
 }
 
 // Encoder encodes one session, one handoff at a time. Each record may refer back to

@@ -21,13 +21,13 @@ func ExampleEncodeSession() {
 	}
 	fmt.Print(enc.Payload())
 	// Output:
-	// a2c/1 demo
+	// a2c/2 demo
 	// c|planner|tool|weather|c1||%p{city:Paris,days:3}
 	// r|tool|planner|||sunny
 }
 
 func ExampleDecodeSession() {
-	id, recs, err := a2c.DecodeSession("a2c/1 demo\nm|user|assistant|||hello\n", nil)
+	id, recs, err := a2c.DecodeSession("a2c/2 demo\nm|user|assistant|||hello\n", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -68,7 +68,7 @@ func ExampleDictionary_Check() {
 	_, _, err = a2c.DecodeSession(enc.Payload(), &a2c.Dictionary{Text: "another dictionary"})
 	fmt.Println(err)
 	// Output:
-	// a2c/1+d492023 demo
-	// m|system||||«6679
+	// a2c/2+d492023 demo
+	// m|system||||^6679
 	// a2c: the payload was encoded with dictionary 492023, not with the one given (449621); pass the dictionary it was encoded with
 }

@@ -18,7 +18,7 @@ var kindOrder = []byte{'p', 'm', 'c', 'r', 's', 'a', 'v', 'e', 'f'}
 func Instructions(f Features, full bool) string {
 	if full {
 		f = Features{Schema: true, RawValues: true, Defaults: true, Absent: true, Extra: true, Bare: true, ValueRefs: true,
-			Splices: true, Close: true, Long: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
+			Splices: true, Close: true, Long: true, Letters: true, Digits: true, DotEscaped: true, DictSpliced: true, Doubled: true, Originals: true, Quotes: true, Cut: true, Newlines: true, Dictionary: true, RawEscapes: true, Kinds: map[byte]bool{}, Styles: map[byte]bool{}}
 		for _, k := range kindOrder {
 			f.Kinds[k] = true
 		}
@@ -83,16 +83,28 @@ func Instructions(f Features, full bool) string {
 		b.WriteString(" Header +t: instead " + proseNote)
 	}
 	if f.Splices {
-		b.WriteString(" «nnd: nn bytes d back")
-		var notes []string
-		if f.Long {
-			notes = append(notes, "«00nnnd: nnn")
+		// The forms the session uses, then what n and d are: "^nnd" says that n is
+		// written in two digits.
+		var forms, notes []string
+		if f.Letters {
+			forms = append(forms, ".xd")
+			notes = append(notes, "x: a-zA-Z=1-52")
 		}
-		if f.Dictionary {
+		if f.Digits || (!f.Letters && !f.Long) {
+			forms = append(forms, "^nnd")
+		}
+		if f.Long {
+			forms = append(forms, "?nnnd")
+		}
+		b.WriteString(" " + strings.Join(forms, ", ") + ": n bytes d back")
+		switch {
+		case f.DictSpliced:
+			notes = append(notes, "spliced dictionary first")
+		case f.Dictionary:
 			notes = append(notes, "dictionary first")
 		}
 		if len(notes) > 0 {
-			// One pair of brackets: "(«00nnnd: nnn; dictionary first)" is a token
+			// One pair of brackets: "(x: a-zA-Z=1-52; dictionary first)" is a token
 			// shorter than two.
 			b.WriteString(" (" + strings.Join(notes, "; ") + ")")
 		}
@@ -105,7 +117,10 @@ func Instructions(f Features, full bool) string {
 		}
 	}
 	if f.Doubled {
-		b.WriteString(" ««=«.")
+		b.WriteString(" ^^=^, ??=?.")
+	}
+	if f.DotEscaped {
+		b.WriteString(" .» is a literal .")
 	}
 	if f.Bare {
 		b.WriteString(" Quotes optional")

@@ -40,6 +40,9 @@ type Options struct {
 	// the cut's, cost more than it saves.
 	offStyles string
 	noCut     bool
+	// noLetters writes every splice's length in digits (^ and ?), never as a letter
+	// (.): Adapt's step for a session whose few splices do not pay for the words.
+	noLetters bool
 	// wholeEmbedded keeps Adapt from dropping single styles or the cut (the
 	// alternative TestDefaultsWinOnTrainingSessions measures).
 	wholeEmbedded bool
@@ -61,7 +64,8 @@ type Options struct {
 	ValueRefs   bool
 	MinValueLen int // default 6
 	// Splices replaces a span of a line that occurred earlier in the session text (or
-	// the dictionary) by «, its length in three digits and its distance, LZ-style.
+	// the dictionary) by a marker with its length and its distance, LZ-style (.xd, ^nnd,
+	// ?nnnd: see doc.go).
 	Splices   bool
 	MinSplice int // shortest span worth a splice, in bytes; default 8 with TokenAligned, else 24
 	// TokenAligned keeps a splice or a value reference only where Counter says it costs

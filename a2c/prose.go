@@ -25,7 +25,7 @@ type prose struct {
 }
 
 // proseAtom reports whether s can stand in the head of a prose line (kind, from, to or
-// call_id): non-empty, valid UTF-8, none of space > : « \ and no control character.
+// call_id): non-empty, valid UTF-8, none of space > : \ ^ ? and no control character.
 func proseAtom(s string) bool {
 	if s == "" || !utf8.ValidString(s) {
 		return false
@@ -36,7 +36,7 @@ func proseAtom(s string) bool {
 			return false
 		}
 	}
-	return !strings.Contains(s, spliceOpen)
+	return !strings.ContainsAny(s, string([]byte{spliceOpen, spliceLong}))
 }
 
 // proseText reports whether s can be the text of a prose line: valid UTF-8 without

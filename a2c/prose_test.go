@@ -28,7 +28,7 @@ func TestProseLinesByHand(t *testing.T) {
 		`{"kind":"message","from":"user","to":"agent","text":"Hi: there"}`,
 		`{"kind":"plan","from":"agent","text":""}`,
 		`{"kind":"tool_call","from":"agent","to":"search","tool":"search","call_id":"c1","args":"{\"q\": 1}"}`,
-		`{"tool":"search","kind":"tool_result","from":"search","to":"agent","call_id":"c1","result":"ok «x» > y"}`,
+		`{"tool":"search","kind":"tool_result","from":"search","to":"agent","call_id":"c1","result":"ok ^1 ?? > y"}`,
 	)
 	if !ProseFits(recs) {
 		t.Fatal("ProseFits = false for a session of the four prose shapes")
@@ -37,15 +37,15 @@ func TestProseLinesByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "a2c/1+t s 1\n" +
+	want := "a2c/2+t s 1\n" +
 		"message user>agent: Hi: there\n" +
 		"plan agent: \n" +
 		"tool_call agent>search c1: {\"q\": 1}\n" +
-		"tool_result search>agent c1: ok ««x» > y\n"
+		"tool_result search>agent c1: ok ^^1 ??? > y\n"
 	if got := enc.Payload(); got != want {
 		t.Fatalf("payload\n%s\nwant\n%s", got, want)
 	}
-	if enc.Instructions != proseNote+" ««=«." {
+	if enc.Instructions != proseNote+" ^^=^, ??=?." {
 		t.Fatalf("instructions %q", enc.Instructions)
 	}
 	roundTrip(t, "prose", recs, Options{proseLines: true})
@@ -56,7 +56,7 @@ func TestProseFitsOnlyItsShapes(t *testing.T) {
 	for _, rec := range []string{
 		`{"kind":"plan","from":"agent","text":"x","meta":"y"}`, // another member
 		`{"kind":"plan","from":"agent"}`,
-		`{"kind":"a2c/1","from":"agent","text":"x"}`,                                       // would read as a header                                                   // no text
+		`{"kind":"a2c/2","from":"agent","text":"x"}`,                                       // would read as a header                                                   // no text
 		`{"kind":"plan","text":"x"}`,                                                       // no from
 		`{"kind":"plan","from":"agent","text":"two\nlines"}`,                               // a newline
 		`{"kind":"plan","from":"the agent","text":"x"}`,                                    // a space in from
@@ -85,14 +85,14 @@ func TestProseFitsOnlyItsShapes(t *testing.T) {
 
 func TestProseDecodeErrors(t *testing.T) {
 	for _, p := range []string{
-		"a2c/1+t\nplan agent text\n",       // no ": "
-		"a2c/1+t\nplan agent c1: x\n",      // a call_id on a plan
-		"a2c/1+t\ntool_call agent c1: x\n", // no to
-		"a2c/1+t\ntool_result a>b: x\n",    // no call_id
-		"a2c/1+t\nplan a>b>c: x\n",         // > in to
-		"a2c/1+t\n: x\n",                   // no kind
-		"a2c/1+t\nplan agent: a\tb\n",      // a control character
-		"a2c/1+t\nplan agent: «0599\n",     // a splice beyond the text
+		"a2c/2+t\nplan agent text\n",       // no ": "
+		"a2c/2+t\nplan agent c1: x\n",      // a call_id on a plan
+		"a2c/2+t\ntool_call agent c1: x\n", // no to
+		"a2c/2+t\ntool_result a>b: x\n",    // no call_id
+		"a2c/2+t\nplan a>b>c: x\n",         // > in to
+		"a2c/2+t\n: x\n",                   // no kind
+		"a2c/2+t\nplan agent: a\tb\n",      // a control character
+		"a2c/2+t\nplan agent: ^0599\n",     // a splice beyond the text
 	} {
 		_, _, err := DecodeSession(p, nil)
 		var se *SyntaxError
@@ -113,7 +113,7 @@ func TestAdaptChoosesProseOnShortReAct(t *testing.T) {
 	off.Prose = false
 	without := roundTrip(t, "no prose", recs, off)
 	cost := func(e *Encoded) int { return c.Count(e.Payload()) + c.Count(e.Instructions) }
-	if !with.Features.Prose || !strings.HasPrefix(with.Header, "a2c/1+t ") {
+	if !with.Features.Prose || !strings.HasPrefix(with.Header, "a2c/2+t ") {
 		t.Fatalf("Default did not write prose lines: header %q", with.Header)
 	}
 	if without.Features.Prose || cost(with) >= cost(without) {
@@ -142,7 +142,7 @@ func TestRawValuesByHand(t *testing.T) {
 		t.Fatalf("RawValues off wrote %q", enc.Lines[0])
 	}
 	// A decoder reads ~ in any value slot, empty raw text included.
-	_, got, err := DecodeSession("a2c/1\nc|a|b|||||~x\\|y|~\n", nil)
+	_, got, err := DecodeSession("a2c/2\nc|a|b|||||~x\\|y|~\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/parleyhq/parley/trace"
 )
 
-// Encoded is one session in a2c/1: the payload (header line, then one line per record)
+// Encoded is one session in a2c/2: the payload (header line, then one line per record)
 // and the decode instructions that describe the features it uses.
 type Encoded struct {
-	Header       string   // "a2c/1", "+d" and the dictionary's check value when it is used, then " " and the id
+	Header       string   // "a2c/2", "+d" and the dictionary's check value when it is used, then " " and the id
 	Lines        []string // one payload line per record, in order
 	Instructions string
 	Features     Features
@@ -48,6 +48,7 @@ var adaptSteps = []struct {
 	{"raw values", func(o *Options) bool { ok := o.Schema && o.RawValues; o.RawValues = false; return ok }},
 	{"value refs", func(o *Options) bool { ok := o.ValueRefs; o.ValueRefs = false; return ok }},
 	{"splices", func(o *Options) bool { ok := o.Splices; o.Splices = false; return ok }},
+	{"letter splices", func(o *Options) bool { ok := o.Splices && !o.noLetters; o.noLetters = true; return ok }},
 	{"bare", func(o *Options) bool { ok := o.Bare; o.Bare = false; return ok }},
 	{"schema", func(o *Options) bool {
 		ok := o.Schema
@@ -72,15 +73,17 @@ func EncodeSession(id string, recs []trace.Value, opt Options) (out *Encoded, er
 	cost := func(e *Encoded) int { return c.Count(e.Payload()) + c.Count(e.Instructions) }
 	best := cost(out)
 	if opt.Prose && !opt.proseLines && ProseFits(recs) {
-		// Prose lines, with the splices and without them, against what the
+		// Prose lines, with the splices (lengths as letters or in digits) and without
+		// them, against what the
 		// mechanisms below arrive at.
 		defer func() {
 			if err != nil {
 				return
 			}
-			for _, splices := range []bool{true, false} {
+			for _, v := range []struct{ splices, letters bool }{{true, true}, {true, false}, {false, false}} {
 				o := opt
-				o.proseLines, o.Splices = true, opt.Splices && splices
+				o.proseLines, o.Splices = true, opt.Splices && v.splices
+				o.noLetters = o.noLetters || !v.letters
 				p, perr := encodeSession(id, recs, o)
 				if perr != nil {
 					out, err = nil, perr
@@ -164,6 +167,9 @@ func encodeSession(id string, recs []trace.Value, opt Options) (*Encoded, error)
 	}
 	out.Features = enc.Features()
 	out.UsesDict = out.Features.Dictionary
+	if out.UsesDict {
+		_, out.Features.DictSpliced = opt.Dictionary.Packed()
+	}
 	h := PayloadHeader{ID: id, Dict: out.UsesDict, Prose: out.Features.Prose}
 	if h.Dict {
 		h.Check = opt.Dictionary.Check()
@@ -193,7 +199,7 @@ type PayloadHeader struct {
 	Prose bool
 }
 
-// String writes the header line: a2c/1, +t for prose lines, +d and the check value when the payload uses a
+// String writes the header line: a2c/2, +t for prose lines, +d and the check value when the payload uses a
 // dictionary, then a space and the id (escaped as a raw field) when there is one.
 func (h PayloadHeader) String() string {
 	s := Magic
@@ -213,6 +219,9 @@ func (h PayloadHeader) String() string {
 func ParseHeader(line string) (PayloadHeader, error) {
 	var h PayloadHeader
 	rest, ok := strings.CutPrefix(line, Magic)
+	if !ok && strings.HasPrefix(line, "a2c/1") {
+		return h, &SyntaxError{Line: 1, Msg: "an a2c/1 payload (splices written «…): this parley reads " + Magic + " (splices written .x…, ^… and ?…); encode the session again"}
+	}
 	if !ok {
 		return h, &SyntaxError{Line: 1, Msg: fmt.Sprintf("header must start with %q", Magic)}
 	}
@@ -370,7 +379,7 @@ type Shipped struct {
 	ID                string `json:"id"`
 	Payload           string `json:"payload"`
 	Instructions      string `json:"instructions"`
-	Dictionary        string `json:"dictionary"` // the dictionary's text when the payload uses it, else ""
+	Dictionary        string `json:"dictionary"` // the dictionary as it ships (Dictionary.Packed) when the payload uses it, else ""
 	PayloadTokens     int    `json:"payload_tokens"`
 	InstructionTokens int    `json:"instruction_tokens"`
 	DictionaryTokens  int    `json:"dictionary_tokens"`
@@ -382,7 +391,7 @@ type Shipped struct {
 func Ship(id string, enc *Encoded, dict *Dictionary, c Counter) Shipped {
 	s := Shipped{ID: id, Payload: enc.Payload(), Instructions: enc.Instructions}
 	if enc.UsesDict && dict != nil {
-		s.Dictionary = dict.Text
+		s.Dictionary, _ = dict.Packed()
 	}
 	s.PayloadTokens = c.Count(s.Payload)
 	s.InstructionTokens = c.Count(s.Instructions)

@@ -24,7 +24,8 @@ const (
 const alignContext = 8
 
 // splice appends line to the session text and returns its payload form: spans that
-// occurred before are replaced by splice markers (spliceMarker), a literal « is doubled.
+// occurred before are replaced by splice markers (spliceMarker), literal openers escaped
+// (appendLiteral).
 func (e *Encoder) splice(line []byte) []byte {
 	base := len(e.st.text)
 	e.st.text = append(e.st.text, line...)
@@ -71,7 +72,7 @@ func (e *Encoder) splice(line []byte) []byte {
 			}
 			if pe-ps >= e.opt.minSplice() && ps < pe {
 				src := bestSrc + (ps - p)
-				marker := spliceMarker(ps-src, pe-ps)
+				marker := spliceMarker(ps-src, pe-ps, !e.opt.noLetters)
 				closed := pe < end && needsClose(text[pe:end])
 				if closed {
 					marker += spliceClose
@@ -93,11 +94,18 @@ func (e *Encoder) splice(line []byte) []byte {
 					keep = saved > 0
 				}
 				if keep {
-					out = e.appendLiteral(out, text[lit:ps])
+					out = e.appendLiteral(out, text[lit:ps], marker[0])
 					out = append(out, marker...)
 					e.feat.Splices = true
 					e.feat.Close = e.feat.Close || closed
-					e.feat.Long = e.feat.Long || pe-ps >= 100
+					switch marker[0] {
+					case spliceDot:
+						e.feat.Letters = true
+					case spliceOpen:
+						e.feat.Digits = true
+					default:
+						e.feat.Long = true
+					}
 					if src < 0 {
 						e.feat.Originals = true
 					} else if src < e.st.dictLen {
@@ -118,7 +126,7 @@ func (e *Encoder) splice(line []byte) []byte {
 		e.index(p, p+1)
 		p++
 	}
-	out = e.appendLiteral(out, text[lit:end])
+	out = e.appendLiteral(out, text[lit:end], 0)
 	e.st.text = append(e.st.text, '\n')
 	e.index(end, end+1)
 	e.out = out
@@ -191,14 +199,21 @@ func (e *Encoder) mainCost(p, q int) int {
 // measured the same.
 const lazyMargin = 1
 
-// spliceMarker writes «, the length in two digits (or 00 and three digits from 100 on)
-// and the distance, with no close: a tokenizer reads the digits in groups of three, so
-// the marker costs « and one token per three digits.
-func spliceMarker(dist, n int) string {
+// spliceMarker writes ., the length's letter and the distance (up to 52 bytes, unless
+// letters is false); or ^, the length in two digits and the distance; or from 100 bytes
+// on ?, the length in three digits and the distance; with no close: a tokenizer reads
+// the digits in groups of three, so the marker costs the opener (with the letter) and
+// one token per three digits.
+func spliceMarker(dist, n int, letters bool) string {
 	b := make([]byte, 0, 16)
-	b = append(b, spliceOpen...)
+	if letters && n <= dotMax {
+		b = append(b, spliceDot, dotLetter(n))
+		return string(strconv.AppendInt(b, int64(dist), 10))
+	}
 	if n >= 100 {
-		b = append(b, '0', '0', byte('0'+n/100))
+		b = append(b, spliceLong, byte('0'+n/100))
+	} else {
+		b = append(b, spliceOpen)
 	}
 	b = append(b, byte('0'+n/10%10), byte('0'+n%10))
 	b = strconv.AppendInt(b, int64(dist), 10)
@@ -214,17 +229,33 @@ func needsClose(next []byte) bool {
 	return (next[0] >= '0' && next[0] <= '9') || (len(next) > 1 && next[0] == spliceClose[0] && next[1] == spliceClose[1])
 }
 
-// appendLiteral writes text that is not spliced, a « doubled.
-func (e *Encoder) appendLiteral(dst, lit []byte) []byte {
-	for i := 0; i < len(lit); i++ {
-		if lit[i] == spliceOpen[0] && i+1 < len(lit) && lit[i+1] == spliceOpen[1] {
-			e.feat.Doubled = true
-			dst = append(dst, spliceOpen...)
-			dst = append(dst, spliceOpen...)
-			i++
+// appendLiteral writes text that is not spliced. A ^ or ? that would read as the start
+// of a splice (before a digit) or as half of a doubled one (before the same character)
+// is written twice; next is the byte that follows the literal in the payload (0 at the
+// end of the line).
+func (e *Encoder) appendLiteral(dst, lit []byte, next byte) []byte {
+	for i, c := range lit {
+		dst = append(dst, c)
+		if c == spliceDot {
+			// Before a marker (which starts with . ^ or ?) or at the end of the line
+			// a . reads as itself.
+			if dotStarts(lit[i+1 : min(len(lit), i+3)]) {
+				e.feat.DotEscaped = true
+				dst = append(dst, spliceClose...)
+			}
 			continue
 		}
-		dst = append(dst, lit[i])
+		if c != spliceOpen && c != spliceLong {
+			continue
+		}
+		n := next
+		if i+1 < len(lit) {
+			n = lit[i+1]
+		}
+		if n == c || (n >= '0' && n <= '9') {
+			e.feat.Doubled = true
+			dst = append(dst, c)
+		}
 	}
 	return dst
 }

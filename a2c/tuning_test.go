@@ -37,15 +37,16 @@ func TestDefaultsWinOnTrainingSessions(t *testing.T) {
 	}
 	def := cost(Default(c))
 	alts := map[string]func(o *Options){
-		"min_splice=12":         func(o *Options) { o.MinSplice = 12 },
-		"min_splice=16":         func(o *Options) { o.MinSplice = 16 },
-		"value_refs":            func(o *Options) { o.ValueRefs = true },
-		"value_refs,min_len=10": func(o *Options) { o.ValueRefs, o.MinValueLen = true, 10 },
-		"no adapt":              func(o *Options) { o.Adapt = false },
-		"kind names":            func(o *Options) { o.KindNames = true },
-		"no prose lines":        func(o *Options) { o.Prose = false },
-		"no raw values":         func(o *Options) { o.RawValues = false },
-		"no single-style adapt": func(o *Options) { o.wholeEmbedded = true },
+		"min_splice=12":          func(o *Options) { o.MinSplice = 12 },
+		"min_splice=16":          func(o *Options) { o.MinSplice = 16 },
+		"value_refs":             func(o *Options) { o.ValueRefs = true },
+		"value_refs,min_len=10":  func(o *Options) { o.ValueRefs, o.MinValueLen = true, 10 },
+		"no adapt":               func(o *Options) { o.Adapt = false },
+		"kind names":             func(o *Options) { o.KindNames = true },
+		"no prose lines":         func(o *Options) { o.Prose = false },
+		"no raw values":          func(o *Options) { o.RawValues = false },
+		"no single-style adapt":  func(o *Options) { o.wholeEmbedded = true },
+		"lengths letters/digits": func(o *Options) { o.noLetters = !o.noLetters }, // Default: letters
 	}
 	for name, f := range alts {
 		o := Default(c)

@@ -16,7 +16,7 @@ import (
 // payload tokens and cost 14 more tokens of instructions.
 var a2cOptions = a2c.Default(nil)
 
-// a2cFeatures are the parts of a2c/1 that a one-record session of a plain JSON message uses
+// a2cFeatures are the parts of a2c/2 that a one-record session of a plain JSON message uses
 // under a2cOptions: the positional schema, the kind letter m and bare keys and strings.
 // Every fixture uses exactly these; a message that needs more is an error, not a grammar
 // charged short.
@@ -83,7 +83,7 @@ func a2cMessage(v *trace.Value) (trace.Value, error) {
 	return out, nil
 }
 
-// a2cSession encodes a study message as a one-record a2c/1 session (no id) and checks the
+// a2cSession encodes a study message as a one-record a2c/2 session (no id) and checks the
 // round trip: the payload decodes to a message whose canonical JSON is message.json's.
 func a2cSession(m Message) (*a2c.Encoded, error) {
 	rec, src, err := a2cRecord(m)

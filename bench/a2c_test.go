@@ -9,7 +9,7 @@ import (
 	"github.com/parleyhq/parley/trace"
 )
 
-// TestA2CRoundTrip decodes every fixture's a2c/1 payload independently of the render path
+// TestA2CRoundTrip decodes every fixture's a2c/2 payload independently of the render path
 // and compares it with message.json, byte for byte in canonical JSON.
 func TestA2CRoundTrip(t *testing.T) {
 	st := mustStudy(t)
@@ -130,7 +130,7 @@ func TestA2CMapping(t *testing.T) {
 	if _, err := a2cText(Message{Name: "px", Files: map[string]string{}}); err == nil {
 		t.Error("a2cText without message.json succeeded")
 	}
-	// A message that needs more of a2c/1 than the grammar holds is an error, not a grammar
+	// A message that needs more of a2c/2 than the grammar holds is an error, not a grammar
 	// charged short.
 	m := Message{Name: "px", Files: map[string]string{"message.json": `{"a": "{\"x\": 1}", "b": "say \"hi\""}`}}
 	if _, err := a2cText(m); err == nil || !strings.Contains(err.Error(), "beyond the format's grammar") {

@@ -31,7 +31,7 @@ const Baseline = "json"
 // DefaultFormats returns the formats of the study's tables, baseline included.
 //
 // Further formats join by appending to this slice. a2c renders message.json as a
-// one-record a2c/1 session (see a2cRecord for the mapping) and holds its decode instructions
+// one-record a2c/2 session (see a2cRecord for the mapping) and holds its decode instructions
 // as the grammar.
 func DefaultFormats() []Format {
 	return []Format{
@@ -41,7 +41,7 @@ func DefaultFormats() []Format {
 		{Name: "toon", Label: "TOON", Render: toonText, Grammar: TOONPrimer, GrammarSource: "our TOON primer (bench.TOONPrimer)"},
 		{Name: "convention", Label: "convention", Render: file("convention.txt"), Grammar: convention.Text, GrammarSource: "the room convention (convention.Text)"},
 		{Name: "aacp", Label: "AACP v1.1", Render: file("aacp.txt"), Grammar: AACPCard, GrammarSource: "our AACP reader's card (bench.AACPCard)"},
-		{Name: "a2c", Label: "a2c/1", Render: a2cText, Grammar: A2CGrammar, GrammarSource: "a2c's decode instructions (bench.A2CGrammar)"},
+		{Name: "a2c", Label: "a2c/2", Render: a2cText, Grammar: A2CGrammar, GrammarSource: "a2c's decode instructions (bench.A2CGrammar)"},
 	}
 }
 

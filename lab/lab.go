@@ -56,7 +56,7 @@ type Session struct {
 	A2C map[string]*Encoded `json:"a2c"`
 }
 
-// Encoded is one session encoded by a2c/1 with the default options.
+// Encoded is one session encoded by a2c/2 with the default options.
 type Encoded struct {
 	Payload      string `json:"payload"`
 	Instructions string `json:"instructions"`

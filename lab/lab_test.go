@@ -65,7 +65,7 @@ func TestAnalyzeFixtures(t *testing.T) {
 						t.Errorf("%s %s %s: %s tokens %v, recounted %v", tc.file, s.ID, name, what, pair[0], pair[1])
 					}
 				}
-				if e.Instructions == "" || !strings.HasPrefix(e.Payload, "a2c/1 ") {
+				if e.Instructions == "" || !strings.HasPrefix(e.Payload, "a2c/2 ") {
 					t.Errorf("%s %s: payload %.40q, instructions %.40q", tc.file, s.ID, e.Payload, e.Instructions)
 				}
 			}

@@ -207,7 +207,8 @@ func Recount(r *Results, sessions []trace.Session) ([]string, error) {
 	}
 	want := 0
 	if dictUsed {
-		want = tok.Count(opt.Dictionary.Text)
+		packed, _ := opt.Dictionary.Packed()
+		want = tok.Count(packed)
 	}
 	if want != r.DictionaryTokens {
 		add("results.json: dictionary_tokens %d, but the dictionary as shipped counts %d", r.DictionaryTokens, want)

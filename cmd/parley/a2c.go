@@ -8,14 +8,14 @@ import "context"
 
 const a2cDescription = `
 a2c is parley's lossless codec for machine handoffs (tool calls, results, plans). It
-turns agent traces into canonical records, encodes a session's records into the a2c/1
+turns agent traces into canonical records, encodes a session's records into the a2c/2
 text format and back, byte for byte, and measures what that saves in real tokens, with
 its own decode instructions (and any dictionary) charged against it.
 
 Subcommands:
   normalize   read a source with an adapter, print canonical session JSONL
-  encode      session JSONL (or record JSONL) on stdin → a2c/1 payloads on stdout
-  decode      a2c/1 payloads on stdin → canonical session JSONL on stdout
+  encode      session JSONL (or record JSONL) on stdin → a2c/2 payloads on stdout
+  decode      a2c/2 payloads on stdin → canonical session JSONL on stdout
   verify      round-trip every session of a source; exit 1 on any byte difference
   benchmark   full cost against canonical JSON, minified and pretty JSON and TOON
   train       learn a dictionary from training data (for --dict)

@@ -10,7 +10,7 @@ import (
 )
 
 const a2cBenchmarkDescription = `
-Measure a2c/1 on a source in real tokens. raw = the canonical JSON of every record;
+Measure a2c/2 on a source in real tokens. raw = the canonical JSON of every record;
 full cost = payload + every session's decode instructions + the dictionary (in full: once
 for the whole set by default, or for every session that uses it with --dict-charge
 session); saving = 1 − full/raw. Also against the same records as one minified
@@ -103,7 +103,7 @@ func runA2CBenchmark(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%s\n", b)
 	} else {
-		fmt.Fprint(e.stdout, res.Table(fmt.Sprintf("a2c/1 on %s %s", *sf.adapter, *sf.source)))
+		fmt.Fprint(e.stdout, res.Table(fmt.Sprintf("a2c/2 on %s %s", *sf.adapter, *sf.source)))
 		if *perSession {
 			fmt.Fprintf(e.stdout, "\n  %-60s %8s %8s %8s %6s\n", "session", "handoffs", "raw", "full", "b-e")
 			for _, s := range res.PerSession {

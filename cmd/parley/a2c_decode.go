@@ -12,7 +12,7 @@ import (
 )
 
 const a2cDecodeDescription = `
-Decode a2c/1 payloads (as encode writes them, one or many sessions) from standard input
+Decode a2c/2 payloads (as encode writes them, one or many sessions) from standard input
 and print each session as a canonical JSON line {"id":…,"records":[…]}. Records that are
 not trace records (any JSON object encodes) come out as they went in, in canonical form.`
 
@@ -32,7 +32,7 @@ func runA2CDecode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(bytes.TrimSpace(data)) > 0 && !bytes.HasPrefix(data, []byte(a2c.Magic)) {
-		return &exitError{code: 1, msg: "input does not start with an a2c/1 header"}
+		return &exitError{code: 1, msg: "input does not start with an a2c/2 header"}
 	}
 	w := bufio.NewWriter(e.stdout)
 	for i, p := range a2c.SplitStream(string(data)) {

@@ -11,10 +11,10 @@ import (
 )
 
 const a2cEncodeDescription = `
-Encode sessions into a2c/1. Standard input holds session lines as normalize prints them
+Encode sessions into a2c/2. Standard input holds session lines as normalize prints them
 ({"id":…,"records":[…]}) or bare record lines (one JSON object per line, taken as one
-session). Standard output gets one payload per session: a header line "a2c/1 <id>" and
-one line per record ("a2c/1+t <id>" when a session of prose handoffs goes as prose
+session). Standard output gets one payload per session: a header line "a2c/2 <id>" and
+one line per record ("a2c/2+t <id>" when a session of prose handoffs goes as prose
 lines, "plan agent: …"). Any JSON object per line round-trips, not only trace records.
 
 --explain writes each session's decode instructions (the text a reader needs, charged in

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parleyhq/parley/a2c"
 	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/internal/sharedtest"
 )
@@ -17,7 +18,7 @@ func TestA2CNormalizeEncodeDecode(t *testing.T) {
 		t.Fatalf("normalize: code %d, %d lines, stderr %q", code, strings.Count(norm, "\n"), errs)
 	}
 	code, payload, errs := runParley(t, norm, "a2c", "encode")
-	if code != 0 || strings.Count(payload, "a2c/1 synthetic/4/") != 3 {
+	if code != 0 || strings.Count(payload, "a2c/2 synthetic/4/") != 3 {
 		t.Fatalf("encode: code %d, stderr %q, payload:\n%s", code, errs, payload)
 	}
 	code, back, errs := runParley(t, payload, "a2c", "decode")
@@ -91,7 +92,7 @@ func TestA2CTrainAndDict(t *testing.T) {
 	// or none is refused.
 	_, norm, _ := runParley(t, "", "a2c", "normalize", "--adapter", "synthetic", "--seed", "2", "--sessions", "5")
 	code, payload, errs := runParley(t, norm, "a2c", "encode", "--dict", dict)
-	if code != 0 || !strings.Contains(payload, "a2c/1+d") {
+	if code != 0 || !strings.Contains(payload, "a2c/2+d") {
 		t.Fatalf("encode --dict: %d %q, no payload uses the dictionary:\n%s", code, errs, payload)
 	}
 	if code, back, errs := runParley(t, payload, "a2c", "decode", "--dict", dict); code != 0 || back != norm {
@@ -214,10 +215,22 @@ func TestA2CEncodeJSONShipsWhatItCounts(t *testing.T) {
 					t.Errorf("%s: %s %v, recounted %d", s.ID, k, counts[k], v)
 				}
 			}
-			if !strings.HasPrefix(s.Payload, "a2c/1") || s.Instructions == "" {
+			if !strings.HasPrefix(s.Payload, "a2c/2") || s.Instructions == "" {
 				t.Errorf("%s: payload %q, instructions %q", s.ID, s.Payload, s.Instructions)
 			}
 			usedDict = usedDict || s.Dictionary != ""
+			if s.Dictionary != "" {
+				// The dictionary ships packed: unpacked, it is the file the
+				// payloads decode with.
+				file, err := os.ReadFile(dict)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := a2c.UnpackDictionary(s.Dictionary)
+				if err != nil || d.Text+"\n" != string(file) {
+					t.Errorf("%s: the shipped dictionary unpacks to %v (%v), not the file", s.ID, d, err)
+				}
+			}
 			payloads.WriteString(s.Payload)
 		}
 		if len(tt.args) > 0 && !usedDict {

@@ -8,7 +8,7 @@ import (
 )
 
 const a2cVerifyDescription = `
-Round-trip every session of a source through a2c/1 with the default configuration:
+Round-trip every session of a source through a2c/2 with the default configuration:
 normalize, encode, decode, and compare the canonical JSON of every record byte for byte.
 Prints the counts; exits 1 and names the sessions when any record differs.`
 

@@ -57,7 +57,7 @@ o200k_base and cl100k_base:
 
   - tokens per message and per fact, and thread totals, for prose, pretty JSON (the
     fixture's message.json as is), minified JSON, TOON (parley's encoder, from
-    message.json), the room convention, AACP v1.1 and a2c/1 (message.json as a one-record
+    message.json), the room convention, AACP v1.1 and a2c/2 (message.json as a one-record
     session: kind message, from and to from the message, every other member in meta;
     a2c's default options without a tokenizer; decoded back and compared exactly);
   - the grammar tax: the tokens every seat must hold to read a format (the convention text,
@@ -69,8 +69,8 @@ o200k_base and cl100k_base:
     random and legible ids; an emoji key; common words; a git sha; a UUID.
 
 Files are counted whole, final newline included; minified JSON and TOON get one final
-newline like the files they are derived from; an a2c/1 payload ends with one anyway. Under
-each tokens table a note compares a2c/1 with minified JSON.
+newline like the files they are derived from; an a2c/2 payload ends with one anyway. Under
+each tokens table a note compares a2c/2 with minified JSON.
 
 The study folder is --study when given, else ../shared/study when it exists, else the copy
 built into parley.`
@@ -182,7 +182,7 @@ func formatsText(st *bench.Study, where string, res *bench.Results, formats []be
 		names[i] = m.Name
 	}
 	fmt.Fprintf(&b, "# Format study\n\nstudy: %s; %d messages (%s), %d facts\n", where, len(st.Messages), strings.Join(names, ", "), st.Facts())
-	fmt.Fprint(&b, "Whole files are counted, final newline included; minified JSON, TOON and a2c/1 are derived\nfrom message.json and end with one newline too.\n")
+	fmt.Fprint(&b, "Whole files are counted, final newline included; minified JSON, TOON and a2c/2 are derived\nfrom message.json and end with one newline too.\n")
 
 	encodings := encodingOrder(res)
 	baseTokens := map[string]int{}
@@ -317,7 +317,7 @@ func writeFormatsSVG(path string, res *bench.Results, formats []bench.Format) er
 	return f.Close()
 }
 
-// a2cNote compares a2c/1 with minified JSON under one encoding, in a line under its table:
+// a2cNote compares a2c/2 with minified JSON under one encoding, in a line under its table:
 // a codec that costs more than plain minified JSON on the study's messages must say so.
 // It is empty when either format is not in the results.
 func a2cNote(res *bench.Results, enc string) string {
@@ -344,7 +344,7 @@ func a2cNote(res *bench.Results, enc string) string {
 	if found != 2 {
 		return ""
 	}
-	head := fmt.Sprintf("\nNote: a2c/1 takes %d tokens for the thread, minified JSON %d (%+d)", a2c, min, a2c-min)
+	head := fmt.Sprintf("\nNote: a2c/2 takes %d tokens for the thread, minified JSON %d (%+d)", a2c, min, a2c-min)
 	switch {
 	case a2c > min:
 		return fmt.Sprintf("%s: on these single small JSON objects\na2c is dearer than minified JSON even before its %d-token grammar.\n", head, grammar)

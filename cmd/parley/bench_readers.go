@@ -20,7 +20,7 @@ import (
 const benchReadersDescription = `
 Run the format study's reader tests against a model. For each study message (p1
 delegation request, p2 partial status report, p3 decision proposal; 13 facts each) in each
-format (prose, pretty and minified JSON, TOON, the room convention, AACP, a2c/1 with its
+format (prose, pretty and minified JSON, TOON, the room convention, AACP, a2c/2 with its
 decode instructions), a fresh reader is handed the message as its addressee and asked, in
 one call, to restate every fact and to say what it must now do, by when, and whether the
 question is settled. Then:

@@ -125,8 +125,8 @@ func TestBenchFormatsText(t *testing.T) {
 		"## Grammar tax and break-even, 5 readers",
 		"## Construct costs",
 		"| convention     | 125 | 127 | 147 |    399 |",
-		"| a2c/1          | ",
-		"Note: a2c/1 takes ",
+		"| a2c/2          | ",
+		"Note: a2c/2 takes ",
 		"a2c's decode instructions (bench.A2CGrammar)",
 		"| 2026-09-19T12:00:00Z ",
 		"the copy built into parley", // tests run in cmd/parley, where ../shared/study is absent
