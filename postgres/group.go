@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -274,6 +276,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			o.err, o.failed = err, true
 			continue
 		}
+		args = append(args, wordsText(o.m.Body))
 		next++
 		o.seq, o.args = next, args
 		stored = append(stored, o)
@@ -294,7 +297,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(o.a, o.seq, room)...)
 			owners = append(owners, stmtOwner{op: o, lapse: true})
 		}
-		b.Queue(sqlstore.QueryInsertMessage, o.args...)
+		b.Queue(qInsertMessage, o.args...)
 		owners = append(owners, stmtOwner{op: o})
 		for _, ask := range o.a.Asks {
 			b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &o.m, o.seq)...)
@@ -360,6 +363,21 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		o.out = parley.Appended{Message: sqlstore.Stored(o.m, o.seq)}
 	}
 	return next, nil, nil
+}
+
+// qInsertMessage is sqlstore.QueryInsertMessage with the message's words (migration 0007)
+// computed from $14, the body as text, or left to the trigger when $14 is NULL.
+const qInsertMessage = `INSERT INTO messages
+	(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key, words)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, to_tsvector('simple'::regconfig, $14::text))`
+
+// wordsText is the body as qInsertMessage's text: the body itself when it is UTF-8 without NUL,
+// as parley_body_text reads it, or nil (NULL) for the trigger to read it.
+func wordsText(body string) *string {
+	if !utf8.ValidString(body) || strings.IndexByte(body, 0) >= 0 {
+		return nil
+	}
+	return &body
 }
 
 const qAnswer = `UPDATE asks SET state = $1, closed_by = $2

@@ -30,8 +30,9 @@ func TestSearchBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close(context.Background())
-		for _, q := range []string{`DROP INDEX messages_words`, `ALTER TABLE messages DROP COLUMN words`,
-			`DROP FUNCTION parley_body_text(bytea)`, `DELETE FROM schema_migrations WHERE name = 'migrations/0004_search.sql'`} {
+		for _, q := range []string{`DROP INDEX messages_words`, `ALTER TABLE messages DROP COLUMN words CASCADE`,
+			`DROP FUNCTION parley_words() CASCADE`, `DROP FUNCTION parley_body_text(bytea)`,
+			`DELETE FROM schema_migrations WHERE name IN ('migrations/0004_search.sql', 'migrations/0007_words_in_insert.sql')`} {
 			if _, err := conn.Exec(context.Background(), q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
@@ -57,7 +58,7 @@ func BenchmarkSearchIndex(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer conn.Close(context.Background())
-			if _, err := conn.Exec(context.Background(), `ALTER TABLE messages DROP COLUMN words`); err != nil {
+			if _, err := conn.Exec(context.Background(), `ALTER TABLE messages DROP COLUMN words CASCADE`); err != nil {
 				b.Fatal(err)
 			}
 		}

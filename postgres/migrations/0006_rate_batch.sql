@@ -23,9 +23,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	nkeys int := coalesce(array_length(p_seat, 1), 0);
 	ntakes int := coalesce(array_length(p_now, 1), 0);
-	v_level float8[];
-	v_at timestamptz[];
-	n_found int;
+	v_level float8[] := '{}';
+	v_at timestamptz[] := '{}';
+	cur float8;
+	last timestamptz;
 	dirty boolean[] := array_fill(false, ARRAY[nkeys]);
 	c float8;
 	k int;
@@ -36,23 +37,21 @@ BEGIN
 	IF nkeys = 0 THEN
 		RETURN;
 	END IF;
-	FOR attempt IN 1 .. 2 LOOP
-		-- Lock the keys' rows in the order given (the sort is below the lock).
-		SELECT array_agg(x.level ORDER BY x.i), array_agg(x.at ORDER BY x.i), count(*)
-			INTO v_level, v_at, n_found
-			FROM (SELECT b.level, b.at, u.i
-				FROM unnest(p_seat, p_kind) WITH ORDINALITY AS u(seat, kind, i)
-				JOIN rate_buckets b ON b.room = p_room AND b.seat = u.seat AND b.kind = u.kind
-				ORDER BY u.i
-				FOR UPDATE OF b) x;
-		EXIT WHEN n_found = nkeys;
-		IF attempt = 2 THEN
-			RAISE EXCEPTION 'parley_take_rates: % of % buckets found', n_found, nkeys;
+	-- Lock the keys' rows in the order given.
+	FOR k IN 1 .. nkeys LOOP
+		SELECT b.level, b.at INTO cur, last FROM rate_buckets b
+			WHERE b.room = p_room AND b.seat = p_seat[k] AND b.kind = p_kind[k]
+			FOR UPDATE;
+		IF NOT FOUND THEN
+			INSERT INTO rate_buckets (room, seat, kind, level, at)
+				VALUES (p_room, p_seat[k], p_kind[k], p_burst0[k], p_at0[k])
+				ON CONFLICT DO NOTHING;
+			SELECT b.level, b.at INTO cur, last FROM rate_buckets b
+				WHERE b.room = p_room AND b.seat = p_seat[k] AND b.kind = p_kind[k]
+				FOR UPDATE;
 		END IF;
-		INSERT INTO rate_buckets (room, seat, kind, level, at)
-			SELECT p_room, u.seat, u.kind, u.burst, u.at
-			FROM unnest(p_seat, p_kind, p_burst0, p_at0) AS u(seat, kind, burst, at)
-			ON CONFLICT DO NOTHING;
+		v_level[k] := cur;
+		v_at[k] := last;
 	END LOOP;
 	FOR t IN 1 .. ntakes LOOP
 		ok := true;
@@ -76,8 +75,10 @@ BEGIN
 			dirty[k] := true;
 		END LOOP;
 	END LOOP;
-	UPDATE rate_buckets b SET level = u.level, at = u.at
-		FROM unnest(p_seat, p_kind, v_level, v_at, dirty) AS u(seat, kind, level, at, dirty)
-		WHERE u.dirty AND b.room = p_room AND b.seat = u.seat AND b.kind = u.kind;
+	FOR k IN 1 .. nkeys LOOP
+		CONTINUE WHEN NOT dirty[k];
+		UPDATE rate_buckets SET level = v_level[k], at = v_at[k]
+			WHERE room = p_room AND seat = p_seat[k] AND kind = p_kind[k];
+	END LOOP;
 END
 $$;
