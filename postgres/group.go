@@ -308,11 +308,10 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			owners = append(owners, stmtOwner{op: o})
 		}
 	}
-	b.Queue(`UPDATE rooms SET last_seq = $2 WHERE name = $1`, room, next)
-	owners = append(owners, stmtOwner{})
-	// Delivered to every listener when, and only if, the transaction commits. Watchers want
-	// the room's last seq, so one notification says it for the whole batch.
-	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(room, next))
+	// The room's new last seq, and its notification in the same statement: delivered to every
+	// listener when, and only if, the transaction commits. Watchers want the room's last seq,
+	// so one notification says it for the whole batch.
+	b.Queue(qLastSeq, room, next, channel, payload(room, next))
 	owners = append(owners, stmtOwner{})
 	if !lapses {
 		b.Queue(`COMMIT`)
@@ -364,6 +363,11 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	}
 	return next, nil, nil
 }
+
+// qLastSeq raises the room's last seq to $2 and notifies $3 with $4. A data-modifying WITH runs
+// whether or not the query reads it.
+const qLastSeq = `WITH raise AS (UPDATE rooms SET last_seq = $2 WHERE name = $1)
+	SELECT pg_notify($3, $4)`
 
 // qInsertMessage is sqlstore.QueryInsertMessage with the message's words (migration 0007)
 // computed from $14, the body as text, or left to the trigger when $14 is NULL.
