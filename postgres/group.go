@@ -158,8 +158,19 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 	}
 	// A connection left inside a transaction by an error below is closed by the pool.
 	defer conn.Release()
+	perRow := false
 	for len(live) > 0 {
-		last, bad, err := s.attempt(ctx, conn, room, live)
+		last, bad, err := s.attempt(ctx, conn, room, live, perRow)
+		if errors.Is(err, errPerRow) && !perRow {
+			// The batch's one INSERT of every message failed: again, a row at a time, to
+			// find the append whose message PostgreSQL refuses.
+			if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+				fail(fmt.Errorf("append: rollback: %w", err))
+				return
+			}
+			perRow = true
+			continue
+		}
 		if err != nil {
 			conn.Exec(ctx, `ROLLBACK`) // best effort; Release closes a connection still in a transaction
 			fail(err)
@@ -184,16 +195,21 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 
 // stmtOwner tells which append a statement of a pipeline belongs to (nil: the batch's own).
 type stmtOwner struct {
-	op    *groupOp
-	lapse bool
-	asks  bool
+	op       *groupOp
+	lapse    bool
+	asks     bool
+	messages bool // the batch's INSERT of every message (qInsertMessages)
 }
+
+// errPerRow is attempt's answer when the INSERT of every message of the batch failed for one
+// of them: the batch runs again with an INSERT per message, which names it.
+var errPerRow = errors.New("a message of the batch was refused")
 
 // attempt runs the batch once. It returns the room's new last seq after a commit (0 when
 // nothing was stored and the transaction was rolled back), or the append whose write failed
 // alone (bad, with its error set; the transaction is then aborted or open and must be rolled
 // back), or an error that fails the whole batch.
-func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp) (last int64, bad *groupOp, err error) {
+func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool) (last int64, bad *groupOp, err error) {
 	for _, o := range ops {
 		o.orig, o.dup, o.seq, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, nil, false, parley.Appended{}, nil
 	}
@@ -292,13 +308,23 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	// Round trip 2: the writes and, unless a lapse must be checked first, the commit.
 	b = &pgx.Batch{}
 	owners = owners[:0]
+	multi := !perRow && len(stored) > 1
+	if multi {
+		// Every message in one statement: the asks, lapses and answers below come after
+		// it, in the batch's order, as they would after each message alone (a lapse or an
+		// answer names asks by seq, and an ask needs its message first).
+		b.Queue(qInsertMessages, messageArrays(room, stored)...)
+		owners = append(owners, stmtOwner{messages: true})
+	}
 	for _, o := range stored {
 		if o.a.Lapses != nil {
 			b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(o.a, o.seq, room)...)
 			owners = append(owners, stmtOwner{op: o, lapse: true})
 		}
-		b.Queue(qInsertMessage, o.args...)
-		owners = append(owners, stmtOwner{op: o})
+		if !multi {
+			b.Queue(qInsertMessage, o.args...)
+			owners = append(owners, stmtOwner{op: o})
+		}
 		for _, ask := range o.a.Asks {
 			b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &o.m, o.seq)...)
 			owners = append(owners, stmtOwner{op: o, asks: true})
@@ -324,6 +350,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		if err != nil {
 			br.Close()
 			ow := owners[i]
+			if ow.messages && isStatementError(err) {
+				return 0, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
+			}
 			if ow.op == nil || !isStatementError(err) {
 				if i == len(owners)-1 && !lapses {
 					return 0, nil, fmt.Errorf("append: commit: %w", err)
@@ -374,6 +403,44 @@ const qLastSeq = `WITH raise AS (UPDATE rooms SET last_seq = $2 WHERE name = $1)
 const qInsertMessage = `INSERT INTO messages
 	(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key, words)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, to_tsvector('simple'::regconfig, $14::text))`
+
+// qInsertMessages inserts the messages of a batch in one statement, from one array per column
+// (messageArrays): the same rows as qInsertMessage for each, in seq order. One statement
+// instead of one per message saves PostgreSQL starting an INSERT (six indexes, a foreign key,
+// a trigger) for each.
+const qInsertMessages = `INSERT INTO messages
+	(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key, words)
+	SELECT $1, m.seq, m.seat, m.time, m.format, m.topic, m.intent, m.re, m.body, m.tokens, m.hash, m.notes, m.key,
+		to_tsvector('simple'::regconfig, m.words)
+	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+		$9::bytea[], $10::integer[], $11::bytea[], $12::json[], $13::text[], $14::text[])
+		AS m(seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, key, words)`
+
+// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from the
+// arguments of qInsertMessage that attempt made for each (o.args).
+func messageArrays(room string, ops []*groupOp) []any {
+	n := len(ops)
+	seqs, res := make([]int64, n), make([]int64, n)
+	seats, formats, topics, intents, notes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	times := make([]time.Time, n)
+	bodies, hashes := make([][]byte, n), make([][]byte, n)
+	tokens := make([]int32, n)
+	keys, words := make([]*string, n), make([]*string, n)
+	for i, o := range ops {
+		m := &o.m
+		seqs[i], seats[i], times[i], formats[i], topics[i], intents[i], res[i] = o.seq, m.Seat, m.Time, m.Format, m.Topic, m.Intent, m.Re
+		bodies[i], tokens[i] = []byte(m.Body), int32(m.Tokens)
+		if len(m.Hash) > 0 {
+			hashes[i] = m.Hash
+		}
+		notes[i] = o.args[11].(string)
+		if m.IdempotencyKey != "" {
+			keys[i] = &m.IdempotencyKey
+		}
+		words[i] = o.args[13].(*string)
+	}
+	return []any{room, seqs, seats, times, formats, topics, intents, res, bodies, tokens, hashes, notes, keys, words}
+}
 
 // wordsText is the body as qInsertMessage's text: the body itself when it is UTF-8 without NUL,
 // as parley_body_text reads it, or nil (NULL) for the trigger to read it.

@@ -63,16 +63,22 @@ func TestWordsAsGenerated(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE messages SET body = convert_to('changed words', 'UTF8') WHERE room = 'r' AND seq = 1`); err != nil {
 		t.Fatal(err)
 	}
-	var total, wrong int
+	var total, wrong, nulls int
 	var sample string
 	if err := conn.QueryRow(ctx, `SELECT count(*),
 		count(*) FILTER (WHERE words IS DISTINCT FROM to_tsvector('simple', parley_body_text(body))),
+		count(*) FILTER (WHERE hash IS NULL AND idempotency_key IS NULL),
 		coalesce((SELECT words::text FROM messages WHERE room = 'r' AND seq = 1), '')
-		FROM messages`).Scan(&total, &wrong, &sample); err != nil {
+		FROM messages`).Scan(&total, &wrong, &nulls, &sample); err != nil {
 		t.Fatal(err)
 	}
 	if want := 3 * len(bodies); total != want || wrong != 0 {
 		t.Errorf("%d messages, %d of them with words other than their body's; want %d, none", total, wrong, want)
+	}
+	// No hash and no key are stored as NULL, whichever INSERT wrote them (an empty key would
+	// collide in the unique index; an empty hash would be a hash).
+	if nulls != total {
+		t.Errorf("%d of %d messages have a NULL hash and key", nulls, total)
 	}
 	if sample != "'changed':1 'words':2" {
 		t.Errorf("after its body changed, message 1 has words %s", sample)
