@@ -35,12 +35,15 @@ import (
 //  2. Here, in order: an append whose key the room already holds, or an earlier append of the
 //     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
 //     batch, is refused; the others get the next seqs, one after the other. Then their
-//     writes (lapse, message, asks, answers), the room's new last_seq, one NOTIFY with it,
-//     and COMMIT, pipelined: the commit's flush ends the round trip.
+//     writes (every message in one INSERT from arrays when there are several, each with
+//     its words for the search index; then each append's lapse, asks and answers), the
+//     room's new last_seq with one NOTIFY in the same statement, and COMMIT, pipelined: the
+//     commit's flush ends the round trip.
 //
 // A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
 // refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
-// batch starts again without it, from the lock, so that no seq is lost and every check sees
+// batch starts again without it (when the INSERT of every message failed, first again with an
+// INSERT per message, to learn whose message it was), from the lock, so that no seq is lost and every check sees
 // what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
 // finds its ask closed updates no row rather than failing. Nothing returns before its commit:
 // the guarantee is the one of a transaction per append; only the lock and the flush are
