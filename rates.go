@@ -2,7 +2,6 @@ package parley
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -50,20 +49,4 @@ type RateStore interface {
 	GiveRate(ctx context.Context, room string, now time.Time, buckets []RateBucket) error
 	// ResetRates forgets the room's buckets, so that they start full (after a policy change).
 	ResetRates(ctx context.Context, room string) error
-}
-
-// AppendRateStore is a RateStore whose Append also takes Append.Take, in the append's own
-// transaction (PostgreSQL): a post's tokens cost no take of their own, no round trip and no
-// transaction, and a post whose append is refused or fails never took them.
-type AppendRateStore interface {
-	RateStore
-	TakesInAppend()
-}
-
-// RateShort is the error of an Append whose Take lacked: nothing was stored or taken, and the
-// bucket holds the Take's N after Wait.
-type RateShort struct{ Wait time.Duration }
-
-func (e *RateShort) Error() string {
-	return fmt.Sprintf("rate bucket short: it holds enough in %v", e.Wait)
 }

@@ -96,12 +96,6 @@ type Append struct {
 	// message with the same Hash after DedupSince or among its last DedupLast messages.
 	DedupSince time.Time
 	DedupLast  int
-	// Take, when set, is taken from the room's rate buckets at TakeAt in the append's own
-	// transaction, after the idempotency and dedup checks, all or nothing with the message:
-	// when the bucket lacks, nothing is stored or taken and the error is a *RateShort. Only
-	// for a store that is an AppendRateStore.
-	Take   *RateBucket
-	TakeAt time.Time
 }
 
 // Store persists everything the room server knows. sqlite.Store and postgres.Store implement

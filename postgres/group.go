@@ -222,14 +222,6 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	owners := []stmtOwner{{}, {}}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT last_seq FROM rooms WHERE name = $1 FOR NO KEY UPDATE`, room)
-	// The rate buckets the appends take from (Append.Take), locked after the room, every
-	// missing one made first, full.
-	takes := appendTakes(ops)
-	if len(takes.keys) > 0 {
-		b.Queue(qTakeInsert, takes.insertArgs(room)...)
-		b.Queue(qTakeLock, takes.lockArgs(room)...)
-		owners = append(owners, stmtOwner{}, stmtOwner{})
-	}
 	for _, o := range ops {
 		if o.m.IdempotencyKey != "" {
 			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
@@ -266,16 +258,6 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			return 0, nil, nil
 		}
 		return stmtErr(err)
-	}
-	if len(takes.keys) > 0 {
-		i++
-		if _, err := br.Exec(); err != nil {
-			return stmtErr(fmt.Errorf("rate buckets: %w", err))
-		}
-		i++
-		if err := takes.read(br); err != nil {
-			return stmtErr(fmt.Errorf("rate buckets: %w", err))
-		}
 	}
 	for _, o := range ops {
 		if o.m.IdempotencyKey != "" {
@@ -314,12 +296,6 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			continue
 		}
 		args = append(args, wordsText(o.m.Body))
-		if o.a.Take != nil {
-			if wait, ok := takes.take(o.a.Take, o.a.TakeAt); !ok {
-				o.err, o.failed = &parley.RateShort{Wait: wait}, true
-				continue
-			}
-		}
 		next++
 		o.seq, o.args = next, args
 		stored = append(stored, o)
@@ -364,10 +340,6 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	// The room's new last seq, and its notification in the same statement: delivered to every
 	// listener when, and only if, the transaction commits. Watchers want the room's last seq,
 	// so one notification says it for the whole batch.
-	if args := takes.updateArgs(room); args != nil {
-		b.Queue(qTakeUpdate, args...)
-		owners = append(owners, stmtOwner{})
-	}
 	b.Queue(qLastSeq, room, next, channel, payload(room, next))
 	owners = append(owners, stmtOwner{})
 	if !lapses {

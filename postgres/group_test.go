@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +16,9 @@ import (
 // batchCase is one append of TestBatchAsIfAlone: what it posts, and what refuses it.
 type batchCase struct {
 	seat, body, key string
-	topic           string  // "limiter" unless set
-	take            float64 // tokens taken in the append (Append.Take), from a bucket of 100
-	last            int     // DedupLast
-	window          bool    // DedupSince an hour before the message
+	topic           string // "limiter" unless set
+	last            int    // DedupLast
+	window          bool   // DedupSince an hour before the message
 	asks            []*parley.Ask
 	answers         []int64
 	lapses          *parley.Ask
@@ -39,10 +37,6 @@ func (c batchCase) append(room string, t0 time.Time) *parley.Append {
 	}
 	if c.window {
 		a.DedupSince = t0.Add(-time.Hour)
-	}
-	if c.take > 0 {
-		a.Take = &parley.RateBucket{Seat: c.seat, Kind: parley.RateTokens, N: c.take, Rate: 0.5, Burst: 100}
-		a.TakeAt = t0
 	}
 	for _, ask := range c.asks {
 		cp := *ask
@@ -115,14 +109,6 @@ func TestBatchAsIfAlone(t *testing.T) {
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500},
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500}, // a replay, not a repeat
 		{seat: "alice", body: "v1 note a to all n=0", last: 3},              // stored before the batch, and 3 of hers after it
-		// Tokens taken in the append: dave's bucket holds 100.
-		{seat: "dave", body: "v1 note t1 to all n=0", take: 60, key: "t1"},                                           // takes 60
-		{seat: "dave", body: "v1 note t2 to all n=0", take: 50},                                                      // short: 40 left
-		{seat: "dave", body: "v1 note t1 to all n=0", take: 30, last: 500},                                           // a repeat: takes nothing
-		{seat: "dave", body: "v1 note t3 to all n=0", take: 45, key: "t1"},                                           // a replay: takes nothing
-		{seat: "dave", body: "v1 note t4 to all n=0", take: 30, asks: []*parley.Ask{ask(2, "bob"), ask(2, "carol")}}, // fails: takes nothing
-		{seat: "dave", body: "v1 note t5 to all n=0", take: 40},                                                      // takes the last 40
-		{seat: "dave", body: "v1 note t6 to all n=0", take: 0.5},                                                     // short
 	}
 	for _, room := range []string{"alone", "batch"} {
 		if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
@@ -226,16 +212,8 @@ func TestBatchAsIfAlone(t *testing.T) {
 	if a, b := dump("alone"), dump("batch"); a != b {
 		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
 	}
-	if a, b := bucketRows(t, s, "alone"), bucketRows(t, s, "batch"); a != b || a != "dave/tokens=0@"+t0.Format(time.RFC3339Nano)+" " {
-		t.Errorf("rate buckets one at a time: %s; in a batch: %s; want dave's 100 tokens all taken at %s", a, b, t0)
-	}
-	for i, c := range cases {
-		if short := c.take == 50 || c.take == 0.5; short != strings.HasPrefix(want[i].Message, "rate bucket short") {
-			t.Errorf("append %d alone: %+v; short of tokens: %v", i, want[i], short)
-		}
-	}
 	// Hand-worked, so that the comparison is not between two wrong answers.
-	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9, 10, 0, 0, 10, 0, 11, 0}
+	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9}
 	for i, w := range wantSeqs {
 		if want[i].Seq != w {
 			t.Errorf("append %d alone: seq %d (%+v), want %d", i, want[i].Seq, want[i], w)

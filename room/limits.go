@@ -37,14 +37,12 @@ import (
 // every `parley serve` process on the database) and in this process's memory otherwise
 // (SQLite, which one process serves).
 type limits struct {
-	shared   parley.RateStore // the store's buckets, or nil
-	inAppend bool             // the store's Append takes a post's tokens (parley.AppendRateStore)
-	mem      memRates
+	shared parley.RateStore // the store's buckets, or nil
+	mem    memRates
 }
 
 func (l *limits) init(store parley.Store) {
 	l.shared, _ = store.(parley.RateStore)
-	_, l.inAppend = store.(parley.AppendRateStore)
 	l.mem.b = map[rateKey]*memBucket{}
 }
 
@@ -104,38 +102,16 @@ func (s *Service) admit(ctx context.Context, room, seat string, p parley.Policy,
 }
 
 // takeTokens takes the post's tokens from the seat's token bucket, once every check has
-// passed. When the store's Append takes them (parley.AppendRateStore), it returns the bucket
-// for the append to take instead, in the append's own transaction: the same bucket, taken
-// just before the message is stored rather than just before the append starts, and never
-// taken for a post the append refuses or fails (see tokensShort and stored).
-func (c *charge) takeTokens(ctx context.Context, tokens int) (*parley.RateBucket, error) {
+// passed.
+func (c *charge) takeTokens(ctx context.Context, tokens int) error {
 	if tokens > c.p.SeatTokensPerMinute {
-		return nil, parley.Errorf(parley.ETOOLARGE, "the message is %d tokens; a seat may post at most %d a minute", tokens, c.p.SeatTokensPerMinute).
+		return parley.Errorf(parley.ETOOLARGE, "the message is %d tokens; a seat may post at most %d a minute", tokens, c.p.SeatTokensPerMinute).
 			WithHint("split it, or send the bulk as a reference (a path, a commit) and keep the facts")
 	}
 	if tokens <= 0 {
-		return nil, nil
+		return nil
 	}
 	b := seatTokens(c.seat, tokens, c.p)
-	if c.s.limits.inAppend {
-		return &b, nil
-	}
-	return nil, c.take(ctx, b, tokens)
-}
-
-// tokensShort is the 429 of a post whose append found the seat's token bucket b short.
-func (c *charge) tokensShort(b *parley.RateBucket, wait time.Duration) error {
-	return rateError(c.room, c.seat, c.p, *b, wait)
-}
-
-// stored records that the append took the post's tokens (b, from takeTokens).
-func (c *charge) stored(b *parley.RateBucket) {
-	if b != nil {
-		c.tokens = int(b.N)
-	}
-}
-
-func (c *charge) take(ctx context.Context, b parley.RateBucket, tokens int) error {
 	took, err := c.s.limits.rates().TakeRate(ctx, c.room, c.s.now().UTC(), []parley.RateBucket{b})
 	if err != nil {
 		return c.s.internal(ctx, "post: token cap", err)

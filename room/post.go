@@ -3,7 +3,6 @@ package room
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -110,8 +109,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
 		return nil, repeatFirst(err)
 	}
-	take, err := ch.takeTokens(ctx, d.tokens)
-	if err != nil {
+	if err := ch.takeTokens(ctx, d.tokens); err != nil {
 		return nil, repeatFirst(err)
 	}
 	// Commit evidence is judged by running git, work a repeat must not make the server do
@@ -142,22 +140,11 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		// it with re without closing them.
 		a.Answers = []int64{d.re}
 	}
-	if take != nil {
-		a.Take, a.TakeAt = take, s.now().UTC()
-	}
 	m, err := s.appendTimed(ctx, a)
 	if orig := seqField(err); orig > 0 && parley.ErrorCode(err) == parley.ECONFLICT {
 		// A repeat, refused by the append's own check; its tokens go back (settle), and its
 		// evidence was not judged for any message, so the verdicts are not counted.
 		return nil, s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
-	}
-	if short, ok := errors.AsType[*parley.RateShort](err); ok && take != nil {
-		// Over the token cap, found by the append, which took nothing; as above, the
-		// verdicts are not counted.
-		return nil, ch.tokensShort(take, short.Wait)
-	}
-	if err == nil && !m.Replay {
-		ch.stored(take)
 	}
 	for _, v := range verdicts {
 		s.obs.EvidenceChecked(v)
