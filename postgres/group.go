@@ -202,10 +202,12 @@ type stmtOwner struct {
 	lapse    bool
 	asks     bool
 	messages bool // the batch's INSERT of every message (qInsertMessages)
+	checks   bool // the batch's dedup checks (qChecks)
 }
 
-// errPerRow is attempt's answer when the INSERT of every message of the batch failed for one
-// of them: the batch runs again with an INSERT per message, which names it.
+// errPerRow is attempt's answer when a statement for every append of the batch (the INSERT of
+// every message, the dedup checks) failed for one of them: the batch runs again with a
+// statement per append, which names it.
 var errPerRow = errors.New("a message of the batch was refused")
 
 // attempt runs the batch once. It returns the room's new last seq after a commit (0 when
@@ -227,15 +229,31 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
 			owners = append(owners, stmtOwner{op: o})
 		}
-		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
 			b.Queue(qCheck, duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)...)
 			owners = append(owners, stmtOwner{op: o})
+		}
+	}
+	// Every dedup check in one statement, unless the batch runs a row at a time.
+	var checked []*groupOp
+	if !perRow {
+		for _, o := range ops {
+			if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+				checked = append(checked, o)
+			}
+		}
+		if len(checked) > 0 {
+			b.Queue(qChecks, checksArgs(room, checked)...)
+			owners = append(owners, stmtOwner{checks: true})
 		}
 	}
 	br := conn.SendBatch(ctx, b)
 	i := 0
 	stmtErr := func(err error) (int64, *groupOp, error) {
 		br.Close()
+		if owners[i].checks && isStatementError(err) {
+			return 0, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
+		}
 		if o := owners[i].op; o != nil && isStatementError(err) {
 			o.err = fmt.Errorf("append: %w", err)
 			return 0, o, nil
@@ -270,11 +288,17 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 				return stmtErr(fmt.Errorf("idempotency key: %w", err))
 			}
 		}
-		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
 			i++
 			if err := br.QueryRow().Scan(&o.dup.window, &o.dup.latest, &o.dup.after); err != nil {
 				return stmtErr(fmt.Errorf("dedup: %w", err))
 			}
+		}
+	}
+	if len(checked) > 0 {
+		i++
+		if err := readChecks(br, checked); err != nil {
+			return stmtErr(fmt.Errorf("dedup: %w", err))
 		}
 	}
 	if err := br.Close(); err != nil {
@@ -554,6 +578,61 @@ const qCheck = `SELECT
 FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
 	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
 	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
+
+// qChecks is qCheck for several appends in one statement: one row for each element of the
+// arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), in their order. Each lookup is
+// qCheck's, with the append's values in place of the parameters, and reads the same indexes
+// (TestDuplicateQueryPlan).
+const qChecks = `SELECT
+	coalesce((SELECT seq FROM messages
+		WHERE u.since IS NOT NULL AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash AND time > u.since
+		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
+	coalesce(h.seq, 0),
+	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = u.seat AND seq > h.seq LIMIT u.n) after)
+FROM unnest($2::text[], $3::bytea[], $4::timestamptz[], $5::bigint[]) WITH ORDINALITY AS u(seat, hash, since, n, i)
+LEFT JOIN LATERAL (SELECT seq FROM messages
+	WHERE u.n > 0 AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash
+	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true
+ORDER BY u.i`
+
+func checksArgs(room string, ops []*groupOp) []any {
+	seats := make([]string, len(ops))
+	hashes := make([][]byte, len(ops))
+	since := make([]*time.Time, len(ops))
+	ns := make([]int64, len(ops))
+	for i, o := range ops {
+		args := duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)
+		seats[i], hashes[i], since[i], ns[i] = o.m.Seat, o.m.Hash, args[3].(*time.Time), args[4].(int64)
+	}
+	return []any{room, seats, hashes, since, ns}
+}
+
+// readChecks reads qChecks' rows into the ops' dup.
+func readChecks(br pgx.BatchResults, ops []*groupOp) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if n == len(ops) {
+			return fmt.Errorf("more rows than the %d checks", len(ops))
+		}
+		d := &ops[n].dup
+		if err := rows.Scan(&d.window, &d.latest, &d.after); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(ops) {
+		return fmt.Errorf("%d rows for %d checks", n, len(ops))
+	}
+	return nil
+}
 
 // wantDuplicate reports whether there is anything to check for a repeat.
 func wantDuplicate(hash []byte, since time.Time, n int) bool {

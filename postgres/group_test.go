@@ -76,7 +76,7 @@ func outcomeOf(res parley.Appended, err error) outcome {
 // appends run one at a time in another room: replays of a key stored earlier in the batch,
 // repeats of a body of the batch (window and last N), writes that fail (two asks on one
 // line; a message whose text PostgreSQL refuses, which fails the batch's one INSERT of every
-// message until a row at a time finds it), lapses (one that closes, one that finds the ask closed by its sibling), an answer;
+// message, or its one statement of dedup checks, until a row at a time finds it), lapses (one that closes, one that finds the ask closed by its sibling), an answer;
 // with the seqs gapless.
 func TestBatchAsIfAlone(t *testing.T) {
 	s, err := Open(t.Context(), pgtest.DSN(t))
@@ -109,6 +109,8 @@ func TestBatchAsIfAlone(t *testing.T) {
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500},
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500}, // a replay, not a repeat
 		{seat: "alice", body: "v1 note a to all n=0", last: 3},              // stored before the batch, and 3 of hers after it
+		{seat: "bo\x00b", body: "v1 note nul seat to all n=0", last: 500},   // a dedup check PostgreSQL refuses
+		{seat: "carol", body: "v1 note h to all n=0", last: 500},            // stored
 	}
 	for _, room := range []string{"alone", "batch"} {
 		if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
@@ -213,7 +215,7 @@ func TestBatchAsIfAlone(t *testing.T) {
 		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
 	}
 	// Hand-worked, so that the comparison is not between two wrong answers.
-	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9}
+	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9, 0, 10}
 	for i, w := range wantSeqs {
 		if want[i].Seq != w {
 			t.Errorf("append %d alone: seq %d (%+v), want %d", i, want[i].Seq, want[i], w)
