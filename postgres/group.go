@@ -29,9 +29,9 @@ import (
 // batch, one transaction, and the batch holds the lock for two round trips:
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
-//     stats of the room does not wait for), and every append's idempotency and dedup check,
-//     pipelined. They run after the lock, so they see every append to the room that any
-//     process committed before it.
+//     stats of the room does not wait for), every append's idempotency check, and the dedup
+//     checks of them all in one statement, pipelined. They run after the lock, so they see
+//     every append to the room that any process committed before it.
 //  2. Here, in order: an append whose key the room already holds, or an earlier append of the
 //     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
 //     batch, is refused; the others get the next seqs, one after the other. Then their
@@ -42,9 +42,9 @@ import (
 //
 // A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
 // refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
-// batch starts again without it (when the INSERT of every message failed, first again with an
-// INSERT per message, to learn whose message it was), from the lock, so that no seq is lost and every check sees
-// what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
+// batch starts again without it (when a statement for the whole batch failed, the dedup checks
+// or the INSERT of every message, first again with one per append, to learn whose it was),
+// from the lock, so that no seq is lost and every check sees what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
 // finds its ask closed updates no row rather than failing. Nothing returns before its commit:
 // the guarantee is the one of a transaction per append; only the lock and the flush are
 // shared.
@@ -165,8 +165,9 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 	for len(live) > 0 {
 		last, bad, err := s.attempt(ctx, conn, room, live, perRow)
 		if errors.Is(err, errPerRow) && !perRow {
-			// The batch's one INSERT of every message failed: again, a row at a time, to
-			// find the append whose message PostgreSQL refuses.
+			// A statement for the whole batch (its dedup checks, its INSERT of every
+			// message) failed: again, a statement per append, to find the append whose
+			// values PostgreSQL refuses.
 			if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
 				fail(fmt.Errorf("append: rollback: %w", err))
 				return
@@ -208,7 +209,7 @@ type stmtOwner struct {
 // errPerRow is attempt's answer when a statement for every append of the batch (the INSERT of
 // every message, the dedup checks) failed for one of them: the batch runs again with a
 // statement per append, which names it.
-var errPerRow = errors.New("a message of the batch was refused")
+var errPerRow = errors.New("an append of the batch was refused")
 
 // attempt runs the batch once. It returns the room's new last seq after a commit (0 when
 // nothing was stored and the transaction was rolled back), or the append whose write failed
