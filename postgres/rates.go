@@ -59,8 +59,13 @@ func (s *Store) TakeRate(ctx context.Context, room string, now time.Time, bucket
 		go s.runRates(room, q)
 	}
 	s.rates.mu.Unlock()
-	<-o.done
-	return o.out, o.err
+	select {
+	case <-o.done:
+		return o.out, o.err
+	case <-ctx.Done():
+		// The batch may still take it, as a query cancelled too late would have.
+		return parley.RateTake{}, ctx.Err()
+	}
 }
 
 // Rate batches. Every post of a room takes from the room's own bucket, so on PostgreSQL each
