@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,50 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	// Hand-worked: message 1990 is the latest copy, in the window, and followed by 10.
 	if d != (dupCheck{window: 1990, latest: 1990, after: 10}) {
 		t.Errorf("dedup check of message 1990 = %+v, want window 1990, latest 1990, 10 after", d)
+	}
+
+	// The same checks for a batch, in one statement (qChecks): the same indexes, and the
+	// same answers, in the order asked.
+	if _, err := conn.Exec(t.Context(), `PREPARE dups (text, text[], bytea[], timestamptz[], bigint[]) AS `+qChecks); err != nil {
+		t.Fatal(err)
+	}
+	args := `('r', ARRAY['alice', 'alice', 'alice', 'bob'],
+		ARRAY[sha256(convert_to('v1 note 7', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 7', 'UTF8'))],
+		ARRAY[` + sinceArg + `::timestamptz, ` + sinceArg + `, NULL, ` + sinceArg + `], ARRAY[500, 5, 500, 500]::bigint[])`
+	rows, err = conn.Query(t.Context(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE dups`+args)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	plan = plan[:0]
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatalf("explain: %v", err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	got = strings.Join(plan, "\n")
+	if n := strings.Count(got, "using messages_seat_hash"); n != 2 || strings.Contains(got, "Filter: (hash") || strings.Contains(got, "Rows Removed by Filter") {
+		t.Errorf("plan of the batch's dedup checks:\n%s\nwant both lookups of the hash by index messages_seat_hash, nothing filtered", got)
+	}
+	rows, err = conn.Query(t.Context(), `EXECUTE dups`+args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []dupCheck
+	for rows.Next() {
+		var d dupCheck
+		if err := rows.Scan(&d.window, &d.latest, &d.after); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	rows.Close()
+	// Hand-worked: 7 is followed by 1,993 (counted up to 500); 1990 by 10, counted up to 5; no
+	// window without a since; bob has posted nothing.
+	want := []dupCheck{{7, 7, 500}, {1990, 1990, 5}, {0, 1990, 10}, {0, 0, 0}}
+	if !slices.Equal(ds, want) {
+		t.Errorf("the batch's dedup checks = %+v, want %+v", ds, want)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,19 +29,22 @@ import (
 // batch, one transaction, and the batch holds the lock for two round trips:
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
-//     stats of the room does not wait for), and every append's idempotency and dedup check,
-//     pipelined. They run after the lock, so they see every append to the room that any
-//     process committed before it.
+//     stats of the room does not wait for), every append's idempotency check, and the dedup
+//     checks of them all in one statement, pipelined. They run after the lock, so they see
+//     every append to the room that any process committed before it.
 //  2. Here, in order: an append whose key the room already holds, or an earlier append of the
 //     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
 //     batch, is refused; the others get the next seqs, one after the other. Then their
-//     writes (lapse, message, asks, answers), the room's new last_seq, one NOTIFY with it,
-//     and COMMIT, pipelined: the commit's flush ends the round trip.
+//     writes (every message in one INSERT from arrays when there are several, each with
+//     its words for the search index; then each append's lapse, asks and answers), the
+//     room's new last_seq with one NOTIFY in the same statement, and COMMIT, pipelined: the
+//     commit's flush ends the round trip.
 //
 // A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
 // refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
-// batch starts again without it, from the lock, so that no seq is lost and every check sees
-// what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
+// batch starts again without it (when a statement for the whole batch failed, the dedup checks
+// or the INSERT of every message, first again with one per append, to learn whose it was),
+// from the lock, so that no seq is lost and every check sees what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
 // finds its ask closed updates no row rather than failing. Nothing returns before its commit:
 // the guarantee is the one of a transaction per append; only the lock and the flush are
 // shared.
@@ -156,8 +161,20 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 	}
 	// A connection left inside a transaction by an error below is closed by the pool.
 	defer conn.Release()
+	perRow := false
 	for len(live) > 0 {
-		last, bad, err := s.attempt(ctx, conn, room, live)
+		last, bad, err := s.attempt(ctx, conn, room, live, perRow)
+		if errors.Is(err, errPerRow) && !perRow {
+			// A statement for the whole batch (its dedup checks, its INSERT of every
+			// message) failed: again, a statement per append, to find the append whose
+			// values PostgreSQL refuses.
+			if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+				fail(fmt.Errorf("append: rollback: %w", err))
+				return
+			}
+			perRow = true
+			continue
+		}
 		if err != nil {
 			conn.Exec(ctx, `ROLLBACK`) // best effort; Release closes a connection still in a transaction
 			fail(err)
@@ -182,16 +199,23 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 
 // stmtOwner tells which append a statement of a pipeline belongs to (nil: the batch's own).
 type stmtOwner struct {
-	op    *groupOp
-	lapse bool
-	asks  bool
+	op       *groupOp
+	lapse    bool
+	asks     bool
+	messages bool // the batch's INSERT of every message (qInsertMessages)
+	checks   bool // the batch's dedup checks (qChecks)
 }
+
+// errPerRow is attempt's answer when a statement for every append of the batch (the INSERT of
+// every message, the dedup checks) failed for one of them: the batch runs again with a
+// statement per append, which names it.
+var errPerRow = errors.New("an append of the batch was refused")
 
 // attempt runs the batch once. It returns the room's new last seq after a commit (0 when
 // nothing was stored and the transaction was rolled back), or the append whose write failed
 // alone (bad, with its error set; the transaction is then aborted or open and must be rolled
 // back), or an error that fails the whole batch.
-func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp) (last int64, bad *groupOp, err error) {
+func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool) (last int64, bad *groupOp, err error) {
 	for _, o := range ops {
 		o.orig, o.dup, o.seq, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, nil, false, parley.Appended{}, nil
 	}
@@ -206,15 +230,31 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
 			owners = append(owners, stmtOwner{op: o})
 		}
-		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
 			b.Queue(qCheck, duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)...)
 			owners = append(owners, stmtOwner{op: o})
+		}
+	}
+	// Every dedup check in one statement, unless the batch runs a row at a time.
+	var checked []*groupOp
+	if !perRow {
+		for _, o := range ops {
+			if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+				checked = append(checked, o)
+			}
+		}
+		if len(checked) > 0 {
+			b.Queue(qChecks, checksArgs(room, checked)...)
+			owners = append(owners, stmtOwner{checks: true})
 		}
 	}
 	br := conn.SendBatch(ctx, b)
 	i := 0
 	stmtErr := func(err error) (int64, *groupOp, error) {
 		br.Close()
+		if owners[i].checks && isStatementError(err) {
+			return 0, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
+		}
 		if o := owners[i].op; o != nil && isStatementError(err) {
 			o.err = fmt.Errorf("append: %w", err)
 			return 0, o, nil
@@ -249,11 +289,17 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 				return stmtErr(fmt.Errorf("idempotency key: %w", err))
 			}
 		}
-		if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
 			i++
 			if err := br.QueryRow().Scan(&o.dup.window, &o.dup.latest, &o.dup.after); err != nil {
 				return stmtErr(fmt.Errorf("dedup: %w", err))
 			}
+		}
+	}
+	if len(checked) > 0 {
+		i++
+		if err := readChecks(br, checked); err != nil {
+			return stmtErr(fmt.Errorf("dedup: %w", err))
 		}
 	}
 	if err := br.Close(); err != nil {
@@ -274,6 +320,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			o.err, o.failed = err, true
 			continue
 		}
+		args = append(args, wordsText(o.m.Body))
 		next++
 		o.seq, o.args = next, args
 		stored = append(stored, o)
@@ -289,13 +336,23 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	// Round trip 2: the writes and, unless a lapse must be checked first, the commit.
 	b = &pgx.Batch{}
 	owners = owners[:0]
+	multi := !perRow && len(stored) > 1
+	if multi {
+		// Every message in one statement: the asks, lapses and answers below come after
+		// it, in the batch's order, as they would after each message alone (a lapse or an
+		// answer names asks by seq, and an ask needs its message first).
+		b.Queue(qInsertMessages, messageArrays(room, stored)...)
+		owners = append(owners, stmtOwner{messages: true})
+	}
 	for _, o := range stored {
 		if o.a.Lapses != nil {
 			b.Queue(sqlstore.QueryLapse, sqlstore.LapseArgs(o.a, o.seq, room)...)
 			owners = append(owners, stmtOwner{op: o, lapse: true})
 		}
-		b.Queue(sqlstore.QueryInsertMessage, o.args...)
-		owners = append(owners, stmtOwner{op: o})
+		if !multi {
+			b.Queue(qInsertMessage, o.args...)
+			owners = append(owners, stmtOwner{op: o})
+		}
 		for _, ask := range o.a.Asks {
 			b.Queue(sqlstore.QueryInsertAsk, sqlstore.OpenAsk(dialect{}, ask, &o.m, o.seq)...)
 			owners = append(owners, stmtOwner{op: o, asks: true})
@@ -305,11 +362,10 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			owners = append(owners, stmtOwner{op: o})
 		}
 	}
-	b.Queue(`UPDATE rooms SET last_seq = $2 WHERE name = $1`, room, next)
-	owners = append(owners, stmtOwner{})
-	// Delivered to every listener when, and only if, the transaction commits. Watchers want
-	// the room's last seq, so one notification says it for the whole batch.
-	b.Queue(`SELECT pg_notify($1, $2)`, channel, payload(room, next))
+	// The room's new last seq, and its notification in the same statement: delivered to every
+	// listener when, and only if, the transaction commits. Watchers want the room's last seq,
+	// so one notification says it for the whole batch.
+	b.Queue(qLastSeq, room, next, channel, payload(room, next))
 	owners = append(owners, stmtOwner{})
 	if !lapses {
 		b.Queue(`COMMIT`)
@@ -322,6 +378,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		if err != nil {
 			br.Close()
 			ow := owners[i]
+			if ow.messages && isStatementError(err) {
+				return 0, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
+			}
 			if ow.op == nil || !isStatementError(err) {
 				if i == len(owners)-1 && !lapses {
 					return 0, nil, fmt.Errorf("append: commit: %w", err)
@@ -360,6 +419,64 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		o.out = parley.Appended{Message: sqlstore.Stored(o.m, o.seq)}
 	}
 	return next, nil, nil
+}
+
+// qLastSeq raises the room's last seq to $2 and notifies $3 with $4. A data-modifying WITH runs
+// whether or not the query reads it.
+const qLastSeq = `WITH raise AS (UPDATE rooms SET last_seq = $2 WHERE name = $1)
+	SELECT pg_notify($3, $4)`
+
+// qInsertMessage is sqlstore.QueryInsertMessage with the message's words (migration 0007)
+// computed from $14, the body as text, or left to the trigger when $14 is NULL.
+const qInsertMessage = `INSERT INTO messages
+	(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key, words)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, to_tsvector('simple'::regconfig, $14::text))`
+
+// qInsertMessages inserts the messages of a batch in one statement, from one array per column
+// (messageArrays): the same rows as qInsertMessage for each, in seq order. One statement
+// instead of one per message saves PostgreSQL starting an INSERT (six indexes, a foreign key,
+// a trigger) for each.
+const qInsertMessages = `INSERT INTO messages
+	(room, seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, idempotency_key, words)
+	SELECT $1, m.seq, m.seat, m.time, m.format, m.topic, m.intent, m.re, m.body, m.tokens, m.hash, m.notes, m.key,
+		to_tsvector('simple'::regconfig, m.words)
+	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+		$9::bytea[], $10::integer[], $11::bytea[], $12::json[], $13::text[], $14::text[])
+		AS m(seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, key, words)`
+
+// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from the
+// arguments of qInsertMessage that attempt made for each (o.args).
+func messageArrays(room string, ops []*groupOp) []any {
+	n := len(ops)
+	seqs, res := make([]int64, n), make([]int64, n)
+	seats, formats, topics, intents, notes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	times := make([]time.Time, n)
+	bodies, hashes := make([][]byte, n), make([][]byte, n)
+	tokens := make([]int32, n)
+	keys, words := make([]*string, n), make([]*string, n)
+	for i, o := range ops {
+		m := &o.m
+		seqs[i], seats[i], times[i], formats[i], topics[i], intents[i], res[i] = o.seq, m.Seat, m.Time, m.Format, m.Topic, m.Intent, m.Re
+		bodies[i], tokens[i] = []byte(m.Body), int32(m.Tokens)
+		if len(m.Hash) > 0 {
+			hashes[i] = m.Hash
+		}
+		notes[i] = o.args[11].(string)
+		if m.IdempotencyKey != "" {
+			keys[i] = &m.IdempotencyKey
+		}
+		words[i] = o.args[13].(*string)
+	}
+	return []any{room, seqs, seats, times, formats, topics, intents, res, bodies, tokens, hashes, notes, keys, words}
+}
+
+// wordsText is the body as qInsertMessage's text: the body itself when it is UTF-8 without NUL,
+// as parley_body_text reads it, or nil (NULL) for the trigger to read it.
+func wordsText(body string) *string {
+	if !utf8.ValidString(body) || strings.IndexByte(body, 0) >= 0 {
+		return nil
+	}
+	return &body
 }
 
 const qAnswer = `UPDATE asks SET state = $1, closed_by = $2
@@ -462,6 +579,61 @@ const qCheck = `SELECT
 FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
 	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
 	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
+
+// qChecks is qCheck for several appends in one statement: one row for each element of the
+// arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), in their order. Each lookup is
+// qCheck's, with the append's values in place of the parameters, and reads the same indexes
+// (TestDuplicateQueryPlan).
+const qChecks = `SELECT
+	coalesce((SELECT seq FROM messages
+		WHERE u.since IS NOT NULL AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash AND time > u.since
+		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
+	coalesce(h.seq, 0),
+	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = u.seat AND seq > h.seq LIMIT u.n) after)
+FROM unnest($2::text[], $3::bytea[], $4::timestamptz[], $5::bigint[]) WITH ORDINALITY AS u(seat, hash, since, n, i)
+LEFT JOIN LATERAL (SELECT seq FROM messages
+	WHERE u.n > 0 AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash
+	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true
+ORDER BY u.i`
+
+func checksArgs(room string, ops []*groupOp) []any {
+	seats := make([]string, len(ops))
+	hashes := make([][]byte, len(ops))
+	since := make([]*time.Time, len(ops))
+	ns := make([]int64, len(ops))
+	for i, o := range ops {
+		args := duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)
+		seats[i], hashes[i], since[i], ns[i] = o.m.Seat, o.m.Hash, args[3].(*time.Time), args[4].(int64)
+	}
+	return []any{room, seats, hashes, since, ns}
+}
+
+// readChecks reads qChecks' rows into the ops' dup.
+func readChecks(br pgx.BatchResults, ops []*groupOp) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if n == len(ops) {
+			return fmt.Errorf("more rows than the %d checks", len(ops))
+		}
+		d := &ops[n].dup
+		if err := rows.Scan(&d.window, &d.latest, &d.after); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(ops) {
+		return fmt.Errorf("%d rows for %d checks", n, len(ops))
+	}
+	return nil
+}
 
 // wantDuplicate reports whether there is anything to check for a repeat.
 func wantDuplicate(hash []byte, since time.Time, n int) bool {

@@ -16,8 +16,9 @@ import (
 // batchCase is one append of TestBatchAsIfAlone: what it posts, and what refuses it.
 type batchCase struct {
 	seat, body, key string
-	last            int  // DedupLast
-	window          bool // DedupSince an hour before the message
+	topic           string // "limiter" unless set
+	last            int    // DedupLast
+	window          bool   // DedupSince an hour before the message
 	asks            []*parley.Ask
 	answers         []int64
 	lapses          *parley.Ask
@@ -25,9 +26,13 @@ type batchCase struct {
 
 func (c batchCase) append(room string, t0 time.Time) *parley.Append {
 	h := sha256.Sum256([]byte(c.body))
+	topic := c.topic
+	if topic == "" {
+		topic = "limiter"
+	}
 	a := &parley.Append{
 		Message: &parley.Message{Room: room, Seat: c.seat, Time: t0, Format: parley.FormatConvention,
-			Topic: "limiter", Intent: "note", Body: c.body, Hash: h[:], IdempotencyKey: c.key},
+			Topic: topic, Intent: "note", Body: c.body, Hash: h[:], IdempotencyKey: c.key},
 		Answers: c.answers, DedupLast: c.last,
 	}
 	if c.window {
@@ -69,8 +74,9 @@ func outcomeOf(res parley.Appended, err error) outcome {
 // TestBatchAsIfAlone forces appends into one batch, holding the room's row lock from another
 // connection while they queue, and checks that each comes out as it does when the same
 // appends run one at a time in another room: replays of a key stored earlier in the batch,
-// repeats of a body of the batch (window and last N), a write that fails (two asks on one
-// line), lapses (one that closes, one that finds the ask closed by its sibling), an answer;
+// repeats of a body of the batch (window and last N), writes that fail (two asks on one
+// line; a message whose text PostgreSQL refuses, which fails the batch's one INSERT of every
+// message, or its one statement of dedup checks, until a row at a time finds it), lapses (one that closes, one that finds the ask closed by its sibling), an answer;
 // with the seqs gapless.
 func TestBatchAsIfAlone(t *testing.T) {
 	s, err := Open(t.Context(), pgtest.DSN(t))
@@ -90,6 +96,7 @@ func TestBatchAsIfAlone(t *testing.T) {
 		{seat: "alice", body: "v1 note b to all n=0", last: 500, window: true},                             // repeat of a sibling
 		{seat: "bob", body: "v1 note b to all n=0", last: 500, window: true},                               // another seat: stored
 		{seat: "alice", body: "v1 note d to all n=0", asks: []*parley.Ask{ask(2, "bob"), ask(2, "carol")}}, // two asks on a line
+		{seat: "bob", body: "v1 note nul topic to all n=0", topic: "lim\x00iter"},                          // a message PostgreSQL refuses
 		{seat: "bob", body: "v1 note lapse to all n=0", lapses: &parley.Ask{Seq: 1, Line: 2}},              // closes the ask
 		{seat: "bob", body: "v1 note lapse again to all n=0", lapses: &parley.Ask{Seq: 1, Line: 2}},        // finds it closed
 		{seat: "bob", body: "v1 note never asked to all n=0", lapses: &parley.Ask{Seq: 99, Line: 2}},
@@ -102,6 +109,8 @@ func TestBatchAsIfAlone(t *testing.T) {
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500},
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500}, // a replay, not a repeat
 		{seat: "alice", body: "v1 note a to all n=0", last: 3},              // stored before the batch, and 3 of hers after it
+		{seat: "bo\x00b", body: "v1 note nul seat to all n=0", last: 500},   // a dedup check PostgreSQL refuses
+		{seat: "carol", body: "v1 note h to all n=0", last: 500},            // stored
 	}
 	for _, room := range []string{"alone", "batch"} {
 		if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
@@ -206,7 +215,7 @@ func TestBatchAsIfAlone(t *testing.T) {
 		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
 	}
 	// Hand-worked, so that the comparison is not between two wrong answers.
-	wantSeqs := []int64{2, 2, 0, 3, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9}
+	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9, 0, 10}
 	for i, w := range wantSeqs {
 		if want[i].Seq != w {
 			t.Errorf("append %d alone: seq %d (%+v), want %d", i, want[i].Seq, want[i], w)

@@ -77,6 +77,7 @@ type Store struct {
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
 	groups groups        // appends waiting for their room's batch (group.go)
+	rates  rateQueues    // rate takes waiting for their room's batch (rates.go)
 }
 
 // Option configures Open.
