@@ -226,11 +226,17 @@ var rateCases = []rateCase{
 	}},
 	{"a 429 does not lengthen the wait", map[string]any{"seat_messages_per_minute": 60, "seat_burst": 2}, func(t *testing.T, rr *rateRoom) {
 		// One message a second. Hammering while refused must not push the next one back.
+		// The bucket starts full (2); its first take happens between sent and answered, so it
+		// holds a token again at most a second after answered, and none before a second after
+		// sent. The hammering stops half a second after sent, leaving half a second for a slow
+		// request to reach its take; the last post waits until just over a second after
+		// answered. Were a refusal to restart the refill, that post would still be refused.
+		sent := time.Now()
 		want(t, rr.post(t, "a", note("b", "fact one")), http.StatusCreated, "", "")
+		answered := time.Now()
 		want(t, rr.post(t, "a", note("b", "fact two")), http.StatusCreated, "", "")
-		start := time.Now()
 		refused := 0
-		for time.Since(start) < 700*time.Millisecond {
+		for refused == 0 || time.Since(sent) < 500*time.Millisecond {
 			r := rr.post(t, "a", note("b", fmt.Sprintf("fact hammer %d", refused)))
 			if r.Status != http.StatusTooManyRequests {
 				t.Fatalf("post %d while over the cap: %s", refused, r)
@@ -240,7 +246,7 @@ var rateCases = []rateCase{
 			}
 			refused++
 		}
-		time.Sleep(time.Until(start.Add(1100 * time.Millisecond)))
+		time.Sleep(time.Until(answered.Add(1050 * time.Millisecond)))
 		want(t, rr.post(t, "a", note("b", "fact three")), http.StatusCreated, "", "")
 		t.Logf("%d refusals while waiting", refused)
 	}},
