@@ -28,6 +28,7 @@ type poster struct {
 	header http.Header // shared by every request: net/http reads it and never writes it
 	buf    []byte      // the body being built, reused
 	resp   bytes.Buffer
+	limit  io.LimitedReader // caps the answer's read, reused
 }
 
 func newPoster(rt http.RoundTripper, base, room, token string) (*poster, error) {
@@ -72,8 +73,14 @@ func (p *poster) post(ctx context.Context, body []byte) (int64, error) {
 		return 0, fmt.Errorf("POST %s: status %s, want 201 Created", p.url, resp.Status)
 	}
 	p.resp.Reset()
-	if _, err := p.resp.ReadFrom(io.LimitReader(resp.Body, 1<<20)); err != nil {
+	p.limit.R, p.limit.N = resp.Body, 1<<20
+	_, err = p.resp.ReadFrom(&p.limit)
+	p.limit.R = nil
+	if err != nil {
 		return 0, fmt.Errorf("reading the server's answer: %w", err)
+	}
+	if seq, ok := leadingSeq(p.resp.Bytes()); ok && json.Valid(p.resp.Bytes()) {
+		return seq, nil
 	}
 	var ans struct {
 		Seq int64 `json:"seq"`
@@ -82,6 +89,28 @@ func (p *poster) post(ctx context.Context, body []byte) (int64, error) {
 		return 0, fmt.Errorf("the server's answer %q has no seq (%v)", p.resp.Bytes(), err)
 	}
 	return ans.Seq, nil
+}
+
+// leadingSeq reads the seq of an answer that starts {"seq":N followed by , or } (the server
+// writes its fields in that order), without decoding the rest into values; ok is false for
+// anything else, which the caller then decodes in full. N must be a positive whole number.
+func leadingSeq(b []byte) (seq int64, ok bool) {
+	const prefix = `{"seq":`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return 0, false
+	}
+	b = b[len(prefix):]
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if i == 18 || (i == 0 && b[i] == '0') {
+			return 0, false // no leading zero; and never overflows
+		}
+		seq = seq*10 + int64(b[i]-'0')
+	}
+	if i == 0 || i == len(b) || (b[i] != ',' && b[i] != '}') {
+		return 0, false
+	}
+	return seq, true
 }
 
 // loadPostTo appends the i-th post to dst: a status report of the kind agents send, unique by its

@@ -1,7 +1,9 @@
 package loadbench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -91,4 +93,57 @@ func TestPoster(t *testing.T) {
 	if _, err := p.post(ctx, p.buf); err != nil || dials != 0 {
 		t.Errorf("post 4: %v after %d new dials, want the pooled connection", err, dials)
 	}
+}
+
+// TestLeadingSeq checks the answer's seq read on hand-worked answers: the server's own shape
+// is read, anything else is left to encoding/json (ok false).
+func TestLeadingSeq(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		seq int64
+		ok  bool
+	}{
+		{`{"seq":1,"tokens":40,"notes":[],"warnings":[]}` + "\n", 1, true},
+		{`{"seq":9876543210,"tokens":4}`, 9876543210, true},
+		{`{"seq":17}`, 17, true},
+		{`{"seq":0,"tokens":4}`, 0, false},        // not a seq
+		{`{"seq":012,"tokens":4}`, 0, false},      // not JSON
+		{`{"seq":-3,"tokens":4}`, 0, false},       // negative
+		{`{"seq":1.5,"tokens":4}`, 0, false},      // not whole
+		{`{"seq": 12,"tokens":4}`, 0, false},      // valid, but another shape: decoded in full
+		{`{"tokens":4,"seq":12}`, 0, false},       // likewise
+		{`{"seq":12`, 0, false},                   // cut short
+		{`{"seq":1234567890123456789}`, 0, false}, // 19 digits: left to encoding/json
+		{`{"seq":123456789012345678}`, 123456789012345678, true},
+	} {
+		seq, ok := leadingSeq([]byte(c.in))
+		if seq != c.seq && ok || ok != c.ok {
+			t.Errorf("leadingSeq(%s) = %d, %v; want %d, %v", c.in, seq, ok, c.seq, c.ok)
+		}
+	}
+}
+
+// FuzzLeadingSeq compares the fast read with encoding/json's reading of the answer's first
+// field: whenever leadingSeq reads a seq from valid JSON, the first key is "seq" and its value
+// is that number.
+func FuzzLeadingSeq(f *testing.F) {
+	for _, s := range []string{`{"seq":1,"tokens":40,"notes":[],"warnings":[]}`, `{"seq":12}`, `{"seq":1,"seq":2}`, `{"seq":3e2}`, `{"seq":12,}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seq, ok := leadingSeq(b)
+		if !ok || !json.Valid(b) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		open, _ := dec.Token()
+		key, _ := dec.Token()
+		val, err := dec.Token()
+		n, _ := val.(json.Number)
+		want, nerr := n.Int64()
+		if open != json.Delim('{') || key != "seq" || err != nil || nerr != nil || want != seq || seq <= 0 {
+			t.Fatalf("leadingSeq(%q) = %d; encoding/json reads %v %v %v (%v)", b, seq, open, key, val, err)
+		}
+	})
 }
