@@ -251,14 +251,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
-		attrs := []slog.Attr{
+		var buf [10]slog.Attr // all of them, on the stack
+		attrs := append(buf[:0],
 			slog.String("method", r.Method),
 			slog.String("path", redact.Path(r.URL.Path)),
 			slog.Int("status", status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", d),
 			slog.String("remote", r.RemoteAddr),
-		}
+		)
 		if p := forwarded.Proxy(r); p != "" {
 			attrs = append(attrs, slog.String("proxy", p))
 		}
