@@ -15,7 +15,7 @@ func (l *linter) json() {
 	first := Line{}
 	for _, ln := range l.m.Lines {
 		t := strings.TrimSpace(ln.Raw)
-		if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") || jsonPairRe.MatchString(t) {
+		if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") || strings.HasPrefix(t, `"`) && jsonPairRe.MatchString(t) {
 			first = ln
 			break
 		}
