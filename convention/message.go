@@ -264,7 +264,11 @@ func Parse(src string) (*Message, []Diagnostic) {
 		src = strings.ToValidUTF8(src, "\uFFFD")
 	}
 	src = strings.TrimPrefix(src, "\uFEFF")
-	lines := strings.Split(src, "\n")
+	var buf [32]string // the lines of most messages, on the stack
+	lines := buf[:0]
+	for l := range strings.SplitSeq(src, "\n") {
+		lines = append(lines, l)
+	}
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
