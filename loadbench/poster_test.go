@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parleyhq/parley"
@@ -37,6 +38,12 @@ func TestPoster(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := phttp.NewHTTPServer("127.0.0.1:0", phttp.NewServer(svc, phttp.WithLogger(log)), log)
+	var accepted atomic.Int64
+	srv.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
@@ -55,7 +62,7 @@ func TestPoster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newPoster(hc.Transport, base, "r", tok)
+	p, err := newPoster(base, "r", tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +89,38 @@ func TestPoster(t *testing.T) {
 	if _, err := p.post(ctx, []byte("hello\n")); parley.ErrorCode(err) != parley.EINVALID {
 		t.Errorf("plain text in a strict room: %v, want EINVALID", err)
 	}
-	// Every post was acknowledged in full: the connection went back to the pool, and the
-	// next request reuses it rather than dialling again.
-	var dials int
-	hc.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials++
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}
+	// Every post was acknowledged in full: a refusal too leaves the connection ready for the
+	// next request, which reuses it rather than dialling again. The server counts the
+	// connections it accepted.
+	conn := p.conn
 	p.buf = loadPostTo(p.buf[:0], 4, "s00", "s01")
-	if _, err := p.post(ctx, p.buf); err != nil || dials != 0 {
-		t.Errorf("post 4: %v after %d new dials, want the pooled connection", err, dials)
+	if seq, err := p.post(ctx, p.buf); err != nil || seq != 4 || p.conn != conn || conn == nil {
+		t.Errorf("post 4: seq %d, %v; a new connection %v, want the kept one", seq, err, p.conn != conn)
 	}
+	if n := accepted.Load(); n != 2 { // the admin client's, and the poster's one
+		t.Errorf("the server accepted %d connections, want 2", n)
+	}
+	// A connection that breaks fails the post that meets it (it is never sent again by
+	// itself); the next post dials anew.
+	p.conn.Close()
+	p.buf = loadPostTo(p.buf[:0], 5, "s00", "s01")
+	if _, err := p.post(ctx, p.buf); err == nil {
+		t.Errorf("post 5 on a closed connection: no error")
+	}
+	p.buf = loadPostTo(p.buf[:0], 6, "s00", "s01")
+	if seq, err := p.post(ctx, p.buf); err != nil || seq != 5 {
+		t.Errorf("post 6 after a broken connection: seq %d, %v; want 5", seq, err)
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Errorf("the server accepted %d connections, want 3", n)
+	}
+	// A context that ends first stops the post with its error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.post(cctx, p.buf); err != context.Canceled {
+		t.Errorf("post with a cancelled context: %v", err)
+	}
+	p.Close()
 }
 
 // TestLeadingSeq checks the answer's seq read on hand-worked answers: the server's own shape
