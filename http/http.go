@@ -467,12 +467,11 @@ func retryAfterSeconds(v any) int {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	jb := jsonBufs.Get().(*jsonBuf)
-	defer putJSONBuf(jb)
-	buf := &jb.buf
+	buf := jsonBufs.Get().(*bytes.Buffer)
+	defer putJSONBuf(buf)
 	buf.Reset()
 	// Encode writes what json.Marshal returns and a newline.
-	if err := jb.enc.Encode(v); err != nil {
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		// Only our own types reach here; a failure is a programming error.
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
@@ -508,24 +507,13 @@ func contentLength(n int) []string {
 // header's values are replaced, never written to, by net/http and this package).
 var contentTypeJSON = []string{"application/json"}
 
-// jsonBuf is a buffer JSON answers are encoded in, with its encoder (which keeps no state
-// between answers but its settings, the defaults).
-type jsonBuf struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-// jsonBufs holds the jsonBufs.
-var jsonBufs = sync.Pool{New: func() any {
-	jb := new(jsonBuf)
-	jb.enc = json.NewEncoder(&jb.buf)
-	return jb
-}}
+// jsonBufs holds the buffers JSON answers are encoded in.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putJSONBuf returns a buffer to the pool, unless one large answer grew it.
-func putJSONBuf(jb *jsonBuf) {
-	if jb.buf.Cap() <= 64<<10 {
-		jsonBufs.Put(jb)
+func putJSONBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		jsonBufs.Put(b)
 	}
 }
 
