@@ -95,3 +95,15 @@ func BenchmarkCheckStatus(b *testing.B) {
 		Check(src, Options{Roster: roster, Counter: o200k})
 	}
 }
+
+// BenchmarkCheckLoadPost measures Check on the post `parley bench server` sends (loadbench's
+// loadPostTo), the body every post of that benchmark is linted as.
+func BenchmarkCheckLoadPost(b *testing.B) {
+	src := "v1 report load to s03 n=4\noutcome batch 1234 of s02 finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-1234\ntodo next batch after review\n"
+	roster := []string{"s00", "s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19"}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Check(src, Options{Roster: roster, Counter: o200k})
+	}
+}

@@ -32,6 +32,9 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		m = &c
 	}
 	l := &linter{m: m, counter: opt.Counter}
+	// rawWords and idWords in one allocation, each enough for a line of 16 words.
+	words := make([]tok, 32)
+	l.rawWords, l.idWords = words[:0:16], words[16:16]
 	if l.counter == nil {
 		l.counter = roughCounter{}
 	}

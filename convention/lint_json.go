@@ -12,17 +12,20 @@ import (
 
 // json warns on JSON inside a message, with what it costs against fact lines.
 func (l *linter) json() {
-	var body []string
 	first := Line{}
 	for _, ln := range l.m.Lines {
 		t := strings.TrimSpace(ln.Raw)
-		if first.Num == 0 && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") || jsonPairRe.MatchString(t)) {
+		if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") || strings.HasPrefix(t, `"`) && jsonPairRe.MatchString(t) {
 			first = ln
+			break
 		}
-		body = append(body, ln.Raw)
 	}
 	if first.Num == 0 {
 		return
+	}
+	body := make([]string, 0, len(l.m.Lines))
+	for _, ln := range l.m.Lines {
+		body = append(body, ln.Raw)
 	}
 	msg := "JSON in a message: its quotes, braces and repeated keys cost more than the facts they carry; write one fact per line"
 	joined := strings.Join(body, "\n")

@@ -3,14 +3,12 @@
 package convention
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 )
 
 var (
-	numberRe   = regexp.MustCompile(`^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$`)
 	httpStatus = map[string]bool{"200": true, "201": true, "202": true, "204": true, "301": true, "302": true, "304": true, "307": true, "308": true, "400": true, "401": true, "403": true, "404": true, "405": true, "409": true, "410": true, "413": true, "415": true, "422": true, "429": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 	stopwords  = map[string]bool{"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "at": true, "by": true, "for": true, "with": true, "from": true, "is": true, "are": true, "was": true, "were": true, "be": true, "if": true, "then": true, "than": true, "when": true, "but": true, "as": true, "it": true, "into": true, "about": true, "around": true, "approx": true, "approximately": true, "up": true, "over": true, "under": true, "only": true, "just": true, "all": true, "still": true, "now": true, "so": true, "vs": true, "&": true, "→": true, "=": true, "-": true}
 )
@@ -20,7 +18,7 @@ var ratioWords = map[string]bool{"of": true, "in": true, "/": true, "out": true,
 // bridge words sit between a label and its number: limit to 100, replicas at 3.
 var bridge = map[string]bool{"to": true, "at": true, "of": true, "in": true, "by": true, "from": true, "under": true, "over": true, "than": true, "around": true, "about": true, "approx": true, "approximately": true, "is": true, "=": true, "→": true, "->": true}
 
-// isNumber reports whether s matches numberRe. Most words are not numbers: anything but a
+// isNumber reports whether s is a number (numberShape). Most words are not numbers: anything but a
 // sign, digits, commas and a dot is refused without running the expression.
 func isNumber(s string) bool {
 	if s == "" {
@@ -32,7 +30,35 @@ func isNumber(s string) bool {
 			return false
 		}
 	}
-	return numberRe.MatchString(s)
+	return numberShape(s)
+}
+
+// numberShape reports whether s is a number as ^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$
+// reads one: a sign, digits (or 1-3 digits then groups of ,ddd), and a dot with digits.
+func numberShape(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if dot && (frac == "" || !allDigits(frac)) {
+		return false
+	}
+	if whole == "" {
+		return false
+	}
+	first, groups, comma := strings.Cut(whole, ",")
+	if !comma {
+		return allDigits(whole)
+	}
+	if len(first) > 3 || first == "" || !allDigits(first) {
+		return false
+	}
+	for g := range strings.SplitSeq(groups, ",") {
+		if len(g) != 3 || !allDigits(g) {
+			return false
+		}
+	}
+	return true
 }
 
 // bareNumbers warns on numbers whose role a reader cannot infer: no label before them, no

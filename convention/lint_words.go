@@ -4,7 +4,6 @@
 package convention
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -53,9 +52,20 @@ var synonyms = map[string]string{
 	"unclear": "unknown", "unreadable": "unknown",
 }
 
-var (
-	bulletRe = regexp.MustCompile(`^(?:[-*•+]|\d{1,2}[.)])$`)
-)
+// isBullet reports whether a line's first word is a list bullet: -, *, • or +, or one or two
+// digits and . or ) (what the expression ^(?:[-*•+]|\d{1,2}[.)])$ matches; every line's
+// first word is tested, so without running it).
+func isBullet(w string) bool {
+	switch w {
+	case "-", "*", "•", "+":
+		return true
+	}
+	n := len(w)
+	if n < 2 || n > 3 || (w[n-1] != '.' && w[n-1] != ')') {
+		return false
+	}
+	return allDigits(w[:n-1])
+}
 
 // firstWord checks how a line starts: bullets and markdown, misspelt reserved words, words
 // that read as a modality without being one, and done #1 written with a space.
@@ -65,7 +75,7 @@ func (l *linter) firstWord(ln Line) {
 	word := ln.Head()
 	lead := raw[:col-1]
 	switch {
-	case bulletRe.MatchString(word):
+	case isBullet(word):
 		fix := lead + ln.Text
 		l.warn(ln.Num, col, "bullet", "a list bullet ("+quote(word)+") costs a token and hides the line's first word, so a reserved word after it means nothing", fix)
 		return

@@ -118,7 +118,8 @@ type Options struct {
 // the linter tells a convention message from AACP or plain text before parsing it.
 func Looks(src string) bool {
 	line := firstLine(src)
-	toks := tokens(line)
+	var buf [16]tok // a header's words, on the stack: every post is looked at here
+	toks := appendTokensTo(buf[:0], line)
 	if len(toks) < 2 || !looksVersion(toks[0].s) {
 		return false
 	}
@@ -263,7 +264,11 @@ func Parse(src string) (*Message, []Diagnostic) {
 		src = strings.ToValidUTF8(src, "\uFFFD")
 	}
 	src = strings.TrimPrefix(src, "\uFEFF")
-	lines := strings.Split(src, "\n")
+	var buf [32]string // the lines of most messages, on the stack
+	lines := buf[:0]
+	for l := range strings.SplitSeq(src, "\n") {
+		lines = append(lines, l)
+	}
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
@@ -608,7 +613,7 @@ func (m *Message) parseSeats(ts []tok) []Diagnostic {
 	}
 	for _, t := range ts {
 		off := 0
-		for _, part := range strings.Split(t.s, ",") {
+		for part := range strings.SplitSeq(t.s, ",") {
 			col := t.col + off
 			off += len(part) + 1
 			if part == "" {
@@ -700,6 +705,12 @@ func (l Line) Head() string {
 		mark = "#"
 		if l.Word == "opt" {
 			mark = "/"
+		}
+	}
+	// As written, it is usually in Raw at the line's column: no copy then.
+	if at, n := l.Col()-1, len(l.Word)+len(mark)+len(l.Key); at+n <= len(l.Raw) {
+		if h := l.Raw[at : at+n]; h[:len(l.Word)] == l.Word && h[len(l.Word):len(l.Word)+len(mark)] == mark && h[len(l.Word)+len(mark):] == l.Key {
+			return h
 		}
 	}
 	return l.Word + mark + l.Key

@@ -1,6 +1,7 @@
 package convention
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -151,5 +152,54 @@ func TestTextWords(t *testing.T) {
 	want := []tok{{"ok", 3}, {"a", 8}, {"b", 12}} // ( " o: ok at byte 3; NBSP is bytes 10-11
 	if got := textWords(`("ok") a,` + "\u00a0b"); !slices.Equal(got, want) {
 		t.Errorf("textWords = %v, want %v", got, want)
+	}
+}
+
+// The expressions the linter's word tests were written from: isBullet and numberShape must
+// answer as they do on every string.
+var (
+	bulletRe = regexp.MustCompile(`^(?:[-*•+]|\d{1,2}[.)])$`)
+	numberRe = regexp.MustCompile(`^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$`)
+)
+
+var wordShapeSeeds = []string{
+	"-", "*", "•", "+", "1.", "12)", "123.", "1)", "a.", "", ".", "1", "--", "•.", "0)",
+	"1,234", "12,345,678.90", "+1.5", "-0.25", "1,23", "1234,567", ",123", "1,", "1.", ".5",
+	"1.2.3", "+-1", "1,234.", "١٢.", "12,345,67", "1,234,567", "+", "4711", "load-4711",
+}
+
+func FuzzWordShapes(f *testing.F) {
+	for _, s := range wordShapeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isBullet(s), bulletRe.MatchString(s); got != want {
+			t.Errorf("isBullet(%q) = %v, bulletRe says %v", s, got, want)
+		}
+		if got, want := numberShape(s), numberRe.MatchString(s); got != want {
+			t.Errorf("numberShape(%q) = %v, numberRe says %v", s, got, want)
+		}
+	})
+}
+
+// TestWordShapes runs the seeds, and hand-worked answers the expressions need not be trusted for.
+func TestWordShapes(t *testing.T) {
+	for _, s := range wordShapeSeeds {
+		if got, want := isBullet(s), bulletRe.MatchString(s); got != want {
+			t.Errorf("isBullet(%q) = %v, bulletRe says %v", s, got, want)
+		}
+		if got, want := numberShape(s), numberRe.MatchString(s); got != want {
+			t.Errorf("numberShape(%q) = %v, numberRe says %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"12)": true, "123.": false, "•": true, "a)": false} {
+		if got := isBullet(s); got != want {
+			t.Errorf("isBullet(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"1,234.5": true, "1234,567": false, "-7": true, "1,": false, "12,345,67": false} {
+		if got := numberShape(s); got != want {
+			t.Errorf("numberShape(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

@@ -298,7 +298,7 @@ func (r *Resolver) Run(ctx context.Context, room, id string) Verdict {
 	}
 	run, err := r.Runs.Run(ctx, room, id)
 	if parley.ErrorCode(err) == parley.ENOTFOUND {
-		v.Detail = fmt.Sprintf("run %s not found; a runner seat must post it first", id)
+		v.Detail = "run " + id + " not found; a runner seat must post it first" // every post citing a run not yet posted
 		return v
 	}
 	if err != nil {

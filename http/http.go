@@ -251,14 +251,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
-		attrs := []slog.Attr{
+		var buf [10]slog.Attr // all of them, on the stack
+		attrs := append(buf[:0],
 			slog.String("method", r.Method),
 			slog.String("path", redact.Path(r.URL.Path)),
 			slog.Int("status", status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", d),
 			slog.String("remote", r.RemoteAddr),
-		}
+		)
 		if p := forwarded.Proxy(r); p != "" {
 			attrs = append(attrs, slog.String("proxy", p))
 		}
@@ -478,9 +479,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h["Content-Length"] = contentLength(buf.Len())
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// smallLengths are the Content-Length values of answers under 1 KiB (most answers: a post's,
+// an error), made once and shared as contentTypeJSON is, so that an answer allocates no
+// header value of its own.
+var smallLengths = sync.OnceValue(func() [][]string {
+	v := make([][]string, 1024)
+	for n := range v {
+		v[n] = []string{strconv.Itoa(n)}
+	}
+	return v
+})
+
+// contentLength is the Content-Length header value for an n-byte body.
+func contentLength(n int) []string {
+	if n < 1024 {
+		return smallLengths()[n]
+	}
+	return []string{strconv.Itoa(n)}
 }
 
 // contentTypeJSON is the Content-Type of every JSON answer, one slice for all of them (a

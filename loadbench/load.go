@@ -220,9 +220,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("server load: add seat: %w", err)
 		}
 		as[i] = clients[i%len(clients)].WithToken(token)
-		if posters[i], err = newPoster(hcs[i%len(hcs)].Transport, urls[i%len(urls)], roomOf(i), token); err != nil {
+		if posters[i], err = newPoster(urls[i%len(urls)], roomOf(i), token); err != nil {
 			return nil, fmt.Errorf("server load: %w", err)
 		}
+		defer posters[i].Close()
 	}
 
 	res := &Result{Store: cfg.StoreKey, Seats: cfg.Seats, Rooms: cfg.Rooms, Messages: cfg.Messages, GOMAXPROCS: runtime.GOMAXPROCS(0)}

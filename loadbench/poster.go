@@ -1,79 +1,144 @@
 package loadbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/parleyhq/parley/client"
 	"github.com/parleyhq/parley/internal/version"
 )
 
-// poster is one seat's HTTP client for the posting phases: what client.Client.Post sends
-// (POST …/messages with the seat's bearer token, a text/plain body, Accept: application/json)
-// over the same pooled keep-alive connections (the http.Transport), but with the parts that
-// never change between posts built once, so that the client's own allocations, which count
-// in the bench's figures, are only the request's and net/http's. It calls the transport
-// itself: a post follows no redirect and keeps no cookie, and its deadline is the caller's
-// context, set once per phase rather than as a timer per request (http.Client.Timeout).
-// Each post is read to its end and checked (201 and a seq) before post returns, so the
-// seat's next waits for the acknowledgement as before.
+// poster is one seat's HTTP client for the posting phases: it sends what client.Client.Post
+// sends (POST …/messages with the seat's bearer token, a text/plain body, Accept:
+// application/json), over one keep-alive connection of its own, as HTTP/1.1 on the wire, and
+// reads each answer with net/http's own parser (http.ReadResponse). The request's head never
+// changes between posts, so it is written once and each post appends its length and body;
+// without http.Transport's pool and its two goroutines per connection, the client's share of
+// the bench's CPU and allocations (which count in its figures, the client running in the same
+// process) is the request's bytes and the answer's parse. The deadline of a post is its
+// context's (the phase's), set on the connection; a cancelled context stops the next post, and
+// a post in flight waits for its answer or the deadline. Each post
+// is read to its end and checked (201 and a seq) before post returns, so the seat's next waits
+// for the acknowledgement. Like http.Transport, it never sends a post again by itself: a
+// connection the server closed fails the post, and the next post dials a new one.
 type poster struct {
-	rt     http.RoundTripper
-	url    *url.URL
-	header http.Header // shared by every request: net/http reads it and never writes it
-	buf    []byte      // the body being built, reused
-	resp   bytes.Buffer
+	url  *url.URL
+	head []byte // the request line and headers, up to the Content-Length value
+	buf  []byte // the body being built, reused
+	out  []byte // the request being written, reused
+
+	conn     net.Conn
+	br       *bufio.Reader
+	deadline time.Time // the deadline set on conn
+
+	resp  bytes.Buffer
+	limit io.LimitedReader // caps the answer's read, reused
 }
 
-func newPoster(rt http.RoundTripper, base, room, token string) (*poster, error) {
+func newPoster(base, room, token string) (*poster, error) {
 	u, err := url.Parse(base + client.RoomPath(room, "messages"))
 	if err != nil {
 		return nil, err
 	}
-	return &poster{rt: rt, url: u, header: http.Header{
-		"Authorization": {"Bearer " + token},
-		"Accept":        {"application/json"},
-		"Content-Type":  {"text/plain; charset=utf-8"},
-		"User-Agent":    {"parley-client/" + version.String()},
-	}}, nil
+	if u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("the bench posts over plain HTTP to host:port, not %q", base)
+	}
+	head := "POST " + u.RequestURI() + " HTTP/1.1\r\n" +
+		"Host: " + u.Host + "\r\n" +
+		"User-Agent: parley-client/" + version.String() + "\r\n" +
+		"Authorization: Bearer " + token + "\r\n" +
+		"Accept: application/json\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\n" +
+		"Content-Length: "
+	return &poster{url: u, head: []byte(head)}, nil
 }
 
-// postBody is a request body over the poster's buffer.
-type postBody struct{ bytes.Reader }
+// Close closes the poster's connection, if it has one.
+func (p *poster) Close() {
+	if p.conn != nil {
+		p.conn.Close()
+		p.conn = nil
+	}
+}
 
-func (*postBody) Close() error { return nil }
+// connect returns the poster's connection for a post under ctx, dialling one if it has none.
+func (p *poster) connect(ctx context.Context) (net.Conn, error) {
+	if p.conn == nil {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.url.Host)
+		if err != nil {
+			return nil, err
+		}
+		p.conn, p.deadline = c, time.Time{}
+		if p.br == nil {
+			p.br = bufio.NewReaderSize(c, 4<<10)
+		} else {
+			p.br.Reset(c)
+		}
+	}
+	if dl, _ := ctx.Deadline(); !dl.Equal(p.deadline) {
+		if err := p.conn.SetDeadline(dl); err != nil {
+			return nil, err
+		}
+		p.deadline = dl
+	}
+	return p.conn, nil
+}
 
 // post sends body (which the poster may keep until the next call) and returns its seq.
-func (p *poster) post(ctx context.Context, body []byte) (int64, error) {
-	rb := &postBody{}
-	rb.Reset(body)
-	req := (&http.Request{
-		Method: http.MethodPost, URL: p.url, Host: p.url.Host, Header: p.header,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Body: rb, ContentLength: int64(len(body)),
-	}).WithContext(ctx)
-	resp, err := p.rt.RoundTrip(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
+func (p *poster) post(ctx context.Context, body []byte) (seq int64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	broken := true // until the answer is read to its end
+	defer func() {
+		if broken {
+			p.Close() // the connection's state is unknown: the next post dials again
 		}
+		if err != nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}()
+	conn, err := p.connect(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("POST %s: %w", p.url, err)
 	}
-	defer resp.Body.Close()
+	p.out = strconv.AppendInt(append(p.out[:0], p.head...), int64(len(body)), 10)
+	p.out = append(append(p.out, "\r\n\r\n"...), body...)
+	if _, err := conn.Write(p.out); err != nil {
+		return 0, fmt.Errorf("POST %s: %w", p.url, err)
+	}
+	resp, err := http.ReadResponse(p.br, nil)
+	if err != nil {
+		return 0, fmt.Errorf("POST %s: %w", p.url, err)
+	}
 	if resp.StatusCode != http.StatusCreated {
 		if resp.StatusCode >= 400 {
-			return 0, client.DecodeError(resp)
+			err := client.DecodeError(resp)
+			broken = resp.Close || resp.Body.Close() != nil
+			return 0, err
 		}
 		return 0, fmt.Errorf("POST %s: status %s, want 201 Created", p.url, resp.Status)
 	}
 	p.resp.Reset()
-	if _, err := p.resp.ReadFrom(io.LimitReader(resp.Body, 1<<20)); err != nil {
+	p.limit.R, p.limit.N = resp.Body, 1<<20
+	_, err = p.resp.ReadFrom(&p.limit)
+	p.limit.R = nil
+	if err != nil {
 		return 0, fmt.Errorf("reading the server's answer: %w", err)
+	}
+	// Closing a body read to its end leaves the connection at the next answer.
+	broken = resp.Close || resp.Body.Close() != nil
+	if seq, ok := leadingSeq(p.resp.Bytes()); ok && json.Valid(p.resp.Bytes()) {
+		return seq, nil
 	}
 	var ans struct {
 		Seq int64 `json:"seq"`
@@ -82,6 +147,28 @@ func (p *poster) post(ctx context.Context, body []byte) (int64, error) {
 		return 0, fmt.Errorf("the server's answer %q has no seq (%v)", p.resp.Bytes(), err)
 	}
 	return ans.Seq, nil
+}
+
+// leadingSeq reads the seq of an answer that starts {"seq":N followed by , or } (the server
+// writes its fields in that order), without decoding the rest into values; ok is false for
+// anything else, which the caller then decodes in full. N must be a positive whole number.
+func leadingSeq(b []byte) (seq int64, ok bool) {
+	const prefix = `{"seq":`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return 0, false
+	}
+	b = b[len(prefix):]
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if i == 18 || (i == 0 && b[i] == '0') {
+			return 0, false // no leading zero; and never overflows
+		}
+		seq = seq*10 + int64(b[i]-'0')
+	}
+	if i == 0 || i == len(b) || (b[i] != ',' && b[i] != '}') {
+		return 0, false
+	}
+	return seq, true
 }
 
 // loadPostTo appends the i-th post to dst: a status report of the kind agents send, unique by its

@@ -2,10 +2,14 @@ package room_test
 
 import (
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/room"
+	"github.com/parleyhq/parley/sqlite"
 )
 
 // benchPolicy lifts the rate caps out of the way of a benchmark.
@@ -55,5 +59,49 @@ func BenchmarkHistory(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPostLoad measures the pipeline on the post `parley bench server` sends (loadbench's
+// loadPostTo: a report with a done, a run cited as its evidence and a todo), in a room of 20
+// seats on a store opened as `parley serve` opens its own (sqlite.Sole), as one seat after
+// authenticating its token, as the HTTP edge does on every request.
+func BenchmarkPostLoad(b *testing.B) {
+	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "db"), sqlite.Sole())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := room.New(st, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	admin, err := svc.Authenticate(b.Context(), adminToken)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.CreateRoom(b.Context(), admin, "r", benchPolicy); err != nil {
+		b.Fatal(err)
+	}
+	var tok string
+	for i := range 20 {
+		_, t, err := svc.AddSeat(b.Context(), admin, "r", fmt.Sprintf("s%02d", i), parley.RoleAgent)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 2 {
+			tok = t
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		body := fmt.Appendf(nil, "v1 report load to s03 n=4\noutcome batch %d of s02 finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-%d\ntodo next batch after review\n", i, i)
+		c, err := svc.Authenticate(b.Context(), tok)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := svc.Post(b.Context(), c, "r", body, ""); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

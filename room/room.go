@@ -174,14 +174,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*parley.Calle
 	if s.hasAdmin && subtle.ConstantTimeCompare(h[:], s.admin[:]) == 1 {
 		return &parley.Caller{Admin: true}, nil
 	}
-	bad := parley.Errorf(parley.EUNAUTHORIZED, "unknown or revoked token").
-		WithHint("ask the room's admin for a seat token; tokens are shown once, at creation or rotation")
 	if !strings.HasPrefix(token, TokenPrefix) {
-		return nil, bad
+		return nil, badToken()
 	}
 	seat, err := s.store.SeatByToken(ctx, h[:])
 	if parley.ErrorCode(err) == parley.ENOTFOUND {
-		return nil, bad
+		return nil, badToken()
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "authenticate", err)
@@ -189,9 +187,16 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*parley.Calle
 	// The store found the row by hash; compare again in constant time so that a store that
 	// matches loosely can never let a different token through.
 	if subtle.ConstantTimeCompare(seat.TokenHash, h[:]) != 1 || !seat.Active() {
-		return nil, bad
+		return nil, badToken()
 	}
 	return &parley.Caller{Seat: seat}, nil
+}
+
+// badToken is Authenticate's refusal of a token it does not know, made only when it refuses
+// (every request authenticates, and most get through).
+func badToken() error {
+	return parley.Errorf(parley.EUNAUTHORIZED, "unknown or revoked token").
+		WithHint("ask the room's admin for a seat token; tokens are shown once, at creation or rotation")
 }
 
 // internal logs err and returns it wrapped, so edges show "internal error" and the log has the

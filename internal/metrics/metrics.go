@@ -146,7 +146,7 @@ func (m *Metrics) Request(route string, status int, d time.Duration) {
 	}
 	m.requests.WithLabelValues(route, StatusClass(status)).Observe(d.Seconds())
 	if route == PostRoute {
-		m.posts.WithLabelValues(strconv.Itoa(status)).Inc()
+		m.posts.WithLabelValues(statusLabel(status)).Inc()
 	}
 }
 
@@ -158,7 +158,27 @@ func StatusClass(status int) string {
 	if status < 100 || status > 599 {
 		return "other"
 	}
-	return strconv.Itoa(status/100) + "xx"
+	return statusClasses[status/100-1]
+}
+
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// statusLabel is strconv.Itoa(status), without a new string for the statuses a post answers
+// most (every post is counted by its status).
+func statusLabel(status int) string {
+	switch status {
+	case 200:
+		return "200"
+	case 201:
+		return "201"
+	case 409:
+		return "409"
+	case 422:
+		return "422"
+	case 429:
+		return "429"
+	}
+	return strconv.Itoa(status)
 }
 
 // StreamOpened counts an event stream of edge ("api", "web", "mcp") as open; call the
