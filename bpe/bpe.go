@@ -257,8 +257,8 @@ func (v *vocab) mergeCached(p string, h uint64, out []int, m *merger) ([]int, in
 	m.scratch(v)
 	e := &m.pc.e[h>>(64-pcBits)]
 	if int(e.klen) != len(p) || string(e.key[:len(p)]) != p {
-		var toks [smallPiece + 1]uint32
-		n := v.mergeSmallTo(p, &toks, m.sc)
+		var toks [blockMax]uint32
+		n := v.mergeBlocks(p, &toks, m.sc)
 		if n > pcToks {
 			if out != nil {
 				for _, t := range toks[:n] {

@@ -71,7 +71,7 @@ func TestMergeImplementations(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		for it := 0; it < 20000; it++ {
-			n := 2 + rng.IntN(smallPiece-1)
+			n := 2 + rng.IntN(blockMax-1)
 			if it%10 == 0 {
 				n = 2 + rng.IntN(600)
 			}
@@ -84,15 +84,21 @@ func TestMergeImplementations(t *testing.T) {
 			if tree := v.mergeTree(p, sc, nil); !slices.Equal(intsOf(tree), want) {
 				t.Fatalf("%s mergeTree(%q) = %v, want %v", name, p, tree, want)
 			}
+			if n <= blockMax {
+				var toks [blockMax]uint32
+				k := v.mergeBlocks(p, &toks, nil)
+				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocks(%q) = %v, want %v", name, p, got, want)
+				}
+				k = v.mergeBlocks(p, &toks, sc) // ranks of pairs from sc's cache
+				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocks(%q, scratch) = %v, want %v", name, p, got, want)
+				}
+			}
 			if n <= smallPiece {
 				got, k = v.mergeSmall(p, []int{})
 				if !slices.Equal(got, want) || k != len(want) {
 					t.Fatalf("%s mergeSmall(%q) = %v (%d), want %v", name, p, got, k, want)
-				}
-				var toks [smallPiece + 1]uint32
-				k = v.mergeSmallTo(p, &toks, sc) // ranks of pairs from sc's cache
-				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
-					t.Fatalf("%s mergeSmallTo(%q, scratch) = %v, want %v", name, p, got, want)
 				}
 			}
 		}

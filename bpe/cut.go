@@ -123,6 +123,15 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 	case n <= pcKeyLen:
 		_, h := keyHash(s)
 		return v.mergeCached(s, h, out, m)
+	case n <= blockMax:
+		var toks [blockMax]uint32
+		k := v.mergeBlocks(s, &toks, m.scratch(v))
+		if out != nil {
+			for _, t := range toks[:k] {
+				out = append(out, int(t))
+			}
+		}
+		return out, k
 	case n <= treeMax:
 		sc := m.scratch(v)
 		sc.toks = v.mergeTree(s, sc, sc.toks[:0])

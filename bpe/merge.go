@@ -9,97 +9,28 @@ import (
 // the adjacent pair whose concatenation has the lowest rank (the leftmost such pair on a
 // tie) until no adjacent pair is a token.
 //
-// Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
-// merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
+// Short pieces use tiktoken's own algorithm over a list of parts in stack arrays, the lowest
+// pair found through the maxima of blocks of eight keys (blocks.go). Longer pieces use a priority queue of
 // (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Pieces of
 // cutPiece bytes or more are first cut where no token reaches across (cut.go). Very long
 // segments are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
 
-// smallPiece is the longest piece merged by the scan; longer pieces use the heap.
+// smallPiece is the longest piece merged by mergeBlocks (at most blockMax); longer pieces use
+// the heap.
 const smallPiece = 48
 
 // mergeSmall merges a piece of 2..smallPiece bytes, appends its tokens to out when out is
 // not nil, and returns the number of tokens.
 func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
-	var tok [smallPiece + 1]uint32
-	n := v.mergeSmallTo(p, &tok, nil)
+	var tok [blockMax]uint32
+	n := v.mergeBlocks(p, &tok, nil)
 	if out != nil {
 		for _, t := range tok[:n] {
 			out = append(out, int(t))
 		}
 	}
 	return out, n
-}
-
-// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of
-// tokens. The parts are a list linked by their start bytes; the ranks of the pairs that merges
-// make come from sc's cache of token pairs (pairRank) when sc is not nil.
-func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
-	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
-	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
-	var key [smallPiece]uint32     // key[i]: rank of the part at i joined with the next one <<6 | i (noRank where no part starts or no token)
-	var pt [smallPiece]uint32      // pt[i]: token of the part at i
-	n := len(p)
-	for i := 0; i < n-1; i++ {
-		next[i] = uint8(i + 1)
-		prev[i] = int8(i - 1)
-		key[i] = smallKey(uint32(v.pair[int(p[i])<<8|int(p[i+1])]), i)
-		pt[i] = v.byte1[p[i]]
-	}
-	prev[n-1] = int8(n - 2)
-	next[n-1], key[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
-	if sc != nil && sc.cacheOf != v {
-		clear(sc.cache[:])
-		sc.cacheOf = v
-	}
-	pair := func(a, b uint32, t string) uint32 {
-		if sc != nil {
-			return v.pairRank(sc, a, b, t)
-		}
-		return v.rank(t)
-	}
-	for {
-		// The lowest rank, leftmost on ties: the smallest key, by a scan of the positions
-		// (those where no part starts hold noRank) with no branch to mispredict.
-		m := noRank
-		for _, x := range key[:n-1] {
-			m = min(m, x)
-		}
-		if m == noRank {
-			break
-		}
-		mi, r := int(m&63), m>>6
-		j := int(next[mi])
-		k := int(next[j]) // the merged part is p[mi:k]
-		key[j] = noRank
-		next[mi] = uint8(k)
-		pt[mi] = r
-		if k < n {
-			prev[k] = int8(mi)
-			key[mi] = smallKey(pair(r, pt[k], p[mi:next[k]]), mi)
-		} else {
-			key[mi] = noRank
-		}
-		if mq := int(prev[mi]); mq >= 0 {
-			key[mq] = smallKey(pair(pt[mq], r, p[mq:k]), mq)
-		}
-	}
-	c := 0
-	for i := 0; i < n; i = int(next[i]) {
-		tok[c] = pt[i]
-		c++
-	}
-	return c
-}
-
-// smallKey is mergeSmallTo's key of the pair of rank r at i: r<<6 | i, noRank for no token.
-// Ranks are below 2^20 and i below 64, so the smallest key is the lowest rank, leftmost.
-func smallKey(r uint32, i int) uint32 {
-	if r == noRank {
-		return noRank
-	}
-	return r<<6 | uint32(i)
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding

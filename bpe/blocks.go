@@ -1,0 +1,105 @@
+package bpe
+
+// mergeBlocks is the merge of short pieces and segments (2..blockMax bytes): tiktoken's
+// merge over a list of parts in stack arrays, with the keys of the pairs kept in blocks of
+// eight and the largest key of each block beside them, so that finding the next pair reads
+// at most eight block maxima and a merge recomputes at most three blocks, with no branch to
+// mispredict and no bounds check.
+//
+// A key is ^(rank<<6 | start): the largest key is the lowest rank, leftmost on ties, and 0
+// (no pair: no part starts there, or the pair is no token) is smaller than every key, so
+// that the arrays start zeroed.
+
+// blockMax is the longest piece mergeBlocks takes.
+const blockMax = 64
+
+// blockKey is mergeBlocks' key of the pair of rank r starting at i, 0 for no token.
+func blockKey(r uint32, i int) uint32 {
+	if r == noRank {
+		return 0
+	}
+	return ^(r<<6 | uint32(i))
+}
+
+// mergeBlocks merges p (2..blockMax bytes) into tok and returns the number of tokens. The
+// ranks of the pairs that merges make come from sc's cache of token pairs (pairRank) when sc
+// is not nil.
+func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
+	var key [blockMax]uint32 // key[i]: the pair of the part starting at i with the next part
+	var bm [blockMax / 8]uint32
+	var next [blockMax]uint8 // next[i]: start of the part after the one starting at i
+	var prev [blockMax]uint8 // prev[i]: start of the part before the one at i, +1 (0: none)
+	var pt [blockMax]uint32  // pt[i]: token of the part at i
+	n := len(p)
+	if n > blockMax || n < 2 {
+		panic("bpe: mergeBlocks: bad length")
+	}
+	if sc != nil && sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
+	pair := v.pair[:1<<16]
+	for i := 0; i < n-1; i++ {
+		key[i&63] = blockKey(uint32(pair[uint16(p[i])<<8|uint16(p[i+1])]), i)
+		next[i&63] = uint8(i + 1)
+		prev[i&63] = uint8(i)
+		pt[i&63] = v.byte1[p[i]]
+	}
+	next[(n-1)&63], prev[(n-1)&63], pt[(n-1)&63] = uint8(n), uint8(n-1), v.byte1[p[n-1]]
+	nb := (n + 6) >> 3 // blocks holding pairs
+	for b := 0; b < nb; b++ {
+		bm[b&7] = blockMax8((*[8]uint32)(key[(b&7)*8:]))
+	}
+	for {
+		top := blockMax8(&bm)
+		if top == 0 {
+			break
+		}
+		top = ^top
+		i, r := int(top&63), top>>6
+		j := int(next[i])
+		k := int(next[j&63]) // the merged part is p[i:k]
+		key[j&63] = 0
+		next[i], pt[i] = uint8(k), r
+		if k < n {
+			prev[k&63] = uint8(i + 1)
+			var r2 uint32
+			if sc != nil {
+				r2 = v.pairRank(sc, r, pt[k&63], p[i:next[k&63]])
+			} else {
+				r2 = v.rank(p[i:next[k&63]])
+			}
+			key[i] = blockKey(r2, i)
+		} else {
+			key[i] = 0
+		}
+		q := int(prev[i]) - 1
+		if q >= 0 {
+			var r3 uint32
+			if sc != nil {
+				r3 = v.pairRank(sc, pt[q&63], r, p[q:k])
+			} else {
+				r3 = v.rank(p[q:k])
+			}
+			key[q&63] = blockKey(r3, q)
+		}
+		bi := i >> 3
+		bm[bi&7] = blockMax8((*[8]uint32)(key[(bi&7)*8:]))
+		if bj := j >> 3; bj != bi {
+			bm[bj&7] = blockMax8((*[8]uint32)(key[(bj&7)*8:]))
+		}
+		if bq := q >> 3; q >= 0 && bq != bi {
+			bm[bq&7] = blockMax8((*[8]uint32)(key[(bq&7)*8:]))
+		}
+	}
+	c := 0
+	for i := 0; i < n; i = int(next[i&63]) {
+		tok[c&63] = pt[i&63]
+		c++
+	}
+	return c
+}
+
+func blockMax8(k *[8]uint32) uint32 {
+	return max(max(max(k[0], k[1]), max(k[2], k[3])), max(max(k[4], k[5]), max(k[6], k[7])))
+}
