@@ -103,3 +103,107 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 func blockMax8(k *[8]uint32) uint32 {
 	return max(max(max(k[0], k[1]), max(k[2], k[3])), max(max(k[4], k[5]), max(k[6], k[7])))
 }
+
+// blocksLongMax is the longest segment mergeBlocksLong takes.
+const blocksLongMax = 1024
+
+// longBlocks holds mergeBlocksLong's arrays (in a scratch: 14 KiB).
+type longBlocks struct {
+	key  [blocksLongMax]uint32 // ^(rank<<10 | start), 0 for none
+	bm   [blocksLongMax / 8]uint32
+	sm   [blocksLongMax / 64]uint32
+	next [blocksLongMax]uint16
+	prev [blocksLongMax]uint16 // +1, 0 for none
+	pt   [blocksLongMax]uint32
+}
+
+// mergeBlocksLong is mergeBlocks for segments of up to blocksLongMax bytes, with a second
+// level: the maxima of eight blocks. Finding the next pair reads the sixteen maxima of the
+// second level, and a merge recomputes at most three blocks and three of their groups.
+func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
+	n := len(p)
+	if n > blocksLongMax || n < 2 {
+		panic("bpe: mergeBlocksLong: bad length")
+	}
+	if sc.lb == nil {
+		sc.lb = new(longBlocks)
+	}
+	if sc.cacheOf != v {
+		clear(sc.cache[:])
+		sc.cacheOf = v
+	}
+	lb := sc.lb
+	key, bm, sm, next, prev, pt := &lb.key, &lb.bm, &lb.sm, &lb.next, &lb.prev, &lb.pt
+	const mask = blocksLongMax - 1
+	pair := v.pair[:1<<16]
+	for i := 0; i < n-1; i++ {
+		r := uint32(pair[uint16(p[i])<<8|uint16(p[i+1])])
+		k := uint32(0)
+		if r != noRank {
+			k = ^(r<<10 | uint32(i))
+		}
+		key[i&mask] = k
+		next[i&mask] = uint16(i + 1)
+		prev[i&mask] = uint16(i)
+		pt[i&mask] = v.byte1[p[i]]
+	}
+	next[(n-1)&mask], prev[(n-1)&mask], pt[(n-1)&mask] = uint16(n), uint16(n-1), v.byte1[p[n-1]]
+	groups := (n + 62) >> 6 // groups of 64 keys holding pairs
+	clear(key[n-1 : groups*64])
+	for b := 0; b < groups*8; b++ {
+		bm[b&127] = blockMax8((*[8]uint32)(key[(b&127)*8:]))
+	}
+	*sm = [blocksLongMax / 64]uint32{}
+	for g := 0; g < groups; g++ {
+		sm[g&15] = blockMax8((*[8]uint32)(bm[(g&15)*8:]))
+	}
+	rank := func(a, b uint32, t string) uint32 {
+		return v.pairRank(sc, a, b, t)
+	}
+	for {
+		top := max(blockMax8((*[8]uint32)(sm[:8])), blockMax8((*[8]uint32)(sm[8:])))
+		if top == 0 {
+			break
+		}
+		top = ^top
+		i, r := int(top&mask), top>>10
+		j := int(next[i])
+		k := int(next[j&mask]) // the merged part is p[i:k]
+		key[j&mask] = 0
+		next[i], pt[i] = uint16(k), r
+		key[i] = 0
+		if k < n {
+			prev[k&mask] = uint16(i + 1)
+			if r2 := rank(r, pt[k&mask], p[i:next[k&mask]]); r2 != noRank {
+				key[i] = ^(r2<<10 | uint32(i))
+			}
+		}
+		q := int(prev[i]) - 1
+		if q >= 0 {
+			key[q&mask] = 0
+			if r3 := rank(pt[q&mask], r, p[q:k]); r3 != noRank {
+				key[q&mask] = ^(r3<<10 | uint32(q))
+			}
+		}
+		bi, bj, bq := i>>3, j>>3, q>>3
+		bm[bi&127] = blockMax8((*[8]uint32)(key[(bi&127)*8:]))
+		if bj != bi {
+			bm[bj&127] = blockMax8((*[8]uint32)(key[(bj&127)*8:]))
+		}
+		if q >= 0 && bq != bi {
+			bm[bq&127] = blockMax8((*[8]uint32)(key[(bq&127)*8:]))
+		}
+		gi, gj, gq := bi>>3, bj>>3, bq>>3
+		sm[gi&15] = blockMax8((*[8]uint32)(bm[(gi&15)*8:]))
+		if gj != gi {
+			sm[gj&15] = blockMax8((*[8]uint32)(bm[(gj&15)*8:]))
+		}
+		if q >= 0 && gq != gi {
+			sm[gq&15] = blockMax8((*[8]uint32)(bm[(gq&15)*8:]))
+		}
+	}
+	for i := 0; i < n; i = int(next[i&mask]) {
+		toks = append(toks, pt[i&mask])
+	}
+	return toks
+}

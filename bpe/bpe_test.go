@@ -73,7 +73,7 @@ func TestMergeImplementations(t *testing.T) {
 		for it := 0; it < 20000; it++ {
 			n := 2 + rng.IntN(blockMax-1)
 			if it%10 == 0 {
-				n = 2 + rng.IntN(600)
+				n = 2 + rng.IntN(1023)
 			}
 			p := randomPiece(rng, n)
 			want := naiveMerge(v, p)
@@ -81,8 +81,10 @@ func TestMergeImplementations(t *testing.T) {
 			if !slices.Equal(got, want) || k != len(want) {
 				t.Fatalf("%s mergeLong(%q) = %v (%d), want %v", name, p, got, k, want)
 			}
-			if tree := v.mergeTree(p, sc, nil); !slices.Equal(intsOf(tree), want) {
-				t.Fatalf("%s mergeTree(%q) = %v, want %v", name, p, tree, want)
+			if n <= blocksLongMax {
+				if got := v.mergeBlocksLong(p, sc, nil); !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocksLong(%q) = %v, want %v", name, p, got, want)
+				}
 			}
 			if n <= blockMax {
 				var toks [blockMax]uint32

@@ -15,7 +15,7 @@ package bpe
 // every 13 (cl100k_base) to 26 (o200k_base) bytes on average, random white space every 6 to
 // 8, random punctuation every 2 or 3; a run of one byte (a megabyte of spaces) has no cut and
 // goes to the chunked merge. Segments of up to pcKeyLen bytes go through the cache of merged
-// pieces, longer ones up to treeMax through mergeTree.
+// pieces, longer ones through mergeBlocks and mergeBlocksLong (blocks.go).
 
 // cutPiece: pieces at least this long are cut before they are merged. Shorter ones are merged
 // whole (the scan merge and the cache of merged pieces serve them better), and ordinary text
@@ -132,9 +132,9 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 			}
 		}
 		return out, k
-	case n <= treeMax:
+	case n <= blocksLongMax:
 		sc := m.scratch(v)
-		sc.toks = v.mergeTree(s, sc, sc.toks[:0])
+		sc.toks = v.mergeBlocksLong(s, sc, sc.toks[:0])
 		if out != nil {
 			for _, t := range sc.toks {
 				out = append(out, int(t))
@@ -146,87 +146,4 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 	default:
 		return v.mergeChunked(s, m.scratch(v), out)
 	}
-}
-
-// treeMax is the longest segment merged with mergeTree; longer ones use run's queues.
-const treeMax = 1024
-
-// mergeTree merges s (2..treeMax bytes) and appends its tokens to toks. The pairs are the
-// leaves of a tournament tree whose inner nodes hold the smaller key (rank<<10 | start) of
-// their two children, so the root is the lowest pair, leftmost on ties: the pair tiktoken's
-// merge picks. A merge changes three leaves (the merged pair's, the pair that the merged
-// part forms with its right neighbour, the one its left neighbour forms with it), each
-// followed up the tree until a node keeps its value. Unlike a heap with lazy deletion it
-// holds no stale entries, and it needs no sort.
-func (v *vocab) mergeTree(s string, sc *scratch, toks []uint32) []uint32 {
-	n := len(s)
-	size := 1
-	for size < n { // a leaf for every byte: the last part has no pair, but is updated
-		size <<= 1
-	}
-	if cap(sc.tree) < 4*treeMax {
-		sc.tree = make([]uint32, 4*treeMax)
-		sc.next = make([]uint16, treeMax+1)
-		sc.prev = make([]int16, treeMax)
-		sc.pt = make([]uint32, treeMax)
-	}
-	if sc.cacheOf != v {
-		clear(sc.cache[:])
-		sc.cacheOf = v
-	}
-	tree, next, prev, pt := sc.tree[:2*size], sc.next[:n+1], sc.prev[:n], sc.pt[:n]
-	const none = ^uint32(0)
-	key := func(r uint32, i int) uint32 {
-		if r == noRank {
-			return none
-		}
-		return r<<10 | uint32(i)
-	}
-	for i := 0; i < n-1; i++ {
-		tree[size+i] = key(uint32(v.pair[int(s[i])<<8|int(s[i+1])]), i)
-		next[i], prev[i], pt[i] = uint16(i+1), int16(i-1), v.byte1[s[i]]
-	}
-	next[n-1], prev[n-1], pt[n-1] = uint16(n), int16(n-2), v.byte1[s[n-1]]
-	for i := n - 1; i < size; i++ {
-		tree[size+i] = none
-	}
-	for i := size - 1; i >= 1; i-- {
-		tree[i] = min(tree[2*i], tree[2*i+1])
-	}
-	set := func(i int, k uint32) {
-		x := size + i
-		tree[x] = k
-		for x > 1 {
-			m := min(tree[x], tree[x^1])
-			x >>= 1
-			if tree[x] == m {
-				return
-			}
-			tree[x] = m
-		}
-	}
-	for {
-		top := tree[1]
-		if top == none {
-			break
-		}
-		i, r := int(top&(1<<10-1)), top>>10
-		j := int(next[i])
-		k := int(next[j]) // the merged part is s[i:k]
-		set(j, none)
-		next[i], pt[i] = uint16(k), r
-		if k < n {
-			prev[k] = int16(i)
-			set(i, key(v.pairRank(sc, r, pt[k], s[i:next[k]]), i))
-		} else {
-			set(i, none)
-		}
-		if q := int(prev[i]); q >= 0 {
-			set(q, key(v.pairRank(sc, pt[q], r, s[q:k]), q))
-		}
-	}
-	for i := 0; i < n; i = int(next[i]) {
-		toks = append(toks, pt[i])
-	}
-	return toks
 }

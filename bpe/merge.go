@@ -48,10 +48,7 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
-	tree []uint32 // mergeTree's tournament tree, and its list of parts
-	next []uint16
-	prev []int16
-	pt   []uint32
+	lb *longBlocks // mergeBlocksLong's arrays
 
 	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
 
