@@ -38,6 +38,10 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		clear(sc.cache[:])
 		sc.cacheOf = v
 	}
+	var tri *cutTable // the bitmaps, when read before pairRank (candidates have 3 bytes or more)
+	if sc != nil && sc.triFirst {
+		tri = sc.cut
+	}
 	pair := v.pair[:1<<16]
 	for i := 0; i < n-1; i++ {
 		key[i&63] = blockKey(uint32(pair[uint16(p[i])<<8|uint16(p[i+1])]), i)
@@ -51,7 +55,15 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		bm[b&7] = blockMax8((*[8]uint32)(key[(b&7)*8:]))
 	}
 	for {
-		top := blockMax8(&bm)
+		var top uint32
+		switch nb {
+		case 1:
+			top = bm[0]
+		case 2:
+			top = max(bm[0], bm[1])
+		default:
+			top = blockMax8(&bm)
+		}
 		if top == 0 {
 			break
 		}
@@ -63,11 +75,11 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		next[i], pt[i] = uint8(k), r
 		if k < n {
 			prev[k&63] = uint8(i + 1)
-			var r2 uint32
-			if sc != nil {
-				r2 = v.pairRank(sc, r, pt[k&63], p[i:next[k&63]])
-			} else {
-				r2 = v.rank(p[i:next[k&63]])
+			r2 := noRank
+			if t := p[i:next[k&63]]; sc == nil {
+				r2 = v.rank(t)
+			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				r2 = v.pairRank(sc, r, pt[k&63], t)
 			}
 			key[i] = blockKey(r2, i)
 		} else {
@@ -75,11 +87,11 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		}
 		q := int(prev[i]) - 1
 		if q >= 0 {
-			var r3 uint32
-			if sc != nil {
-				r3 = v.pairRank(sc, pt[q&63], r, p[q:k])
-			} else {
-				r3 = v.rank(p[q:k])
+			r3 := noRank
+			if t := p[q:k]; sc == nil {
+				r3 = v.rank(t)
+			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				r3 = v.pairRank(sc, pt[q&63], r, t)
 			}
 			key[q&63] = blockKey(r3, q)
 		}
@@ -157,7 +169,14 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 	for g := 0; g < groups; g++ {
 		sm[g&15] = blockMax8((*[8]uint32)(bm[(g&15)*8:]))
 	}
+	var tri *cutTable // the bitmaps, when read before pairRank (candidates have 3 bytes or more)
+	if sc.triFirst {
+		tri = sc.cut
+	}
 	rank := func(a, b uint32, t string) uint32 {
+		if tri != nil && !(tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1])) {
+			return noRank
+		}
 		return v.pairRank(sc, a, b, t)
 	}
 	for {

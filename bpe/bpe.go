@@ -11,8 +11,9 @@ import (
 // a build with the tag parley_novocab (the format lab's WebAssembly, which fetches them from
 // the server instead of carrying them) leaves them empty until Supply.
 
-// Their prebuilt hash tables, o200kTab and cl100kTab, are embedded beside them (empty in a
-// parley_novocab build, which builds the tables once the vocabulary is supplied).
+// Their prebuilt hash tables, o200kTab and cl100kTab, and lists of the three-byte strings
+// inside their tokens, o200kTri and cl100kTri, are embedded beside them (empty in a
+// parley_novocab build, which builds them once the vocabulary is supplied).
 
 //go:generate go test -run TestTables -update-tables .
 
@@ -21,6 +22,7 @@ type Encoding struct {
 	name    string
 	data    string
 	tab     string // the prebuilt hash tables (vocab.go)
+	tri     string // the list of three-byte strings inside tokens (cut.go)
 	split   func(s string, i int) int
 	special map[int]string // special tokens, for Decode only
 
@@ -34,6 +36,7 @@ var encodings = []*Encoding{
 		name:  "o200k_base",
 		data:  o200kData,
 		tab:   o200kTab,
+		tri:   o200kTri,
 		split: splitO200K,
 		special: map[int]string{
 			199999: "<|endoftext|>",
@@ -44,6 +47,7 @@ var encodings = []*Encoding{
 		name:  "cl100k_base",
 		data:  cl100kData,
 		tab:   cl100kTab,
+		tri:   cl100kTri,
 		split: splitCL100K,
 		special: map[int]string{
 			100257: "<|endoftext|>",
@@ -126,6 +130,9 @@ func Supply(name, data string) error {
 func (e *Encoding) load() {
 	loadClasses()
 	e.v, e.err = parseVocab(e.data, e.tab)
+	if e.err == nil {
+		e.v.triList = e.tri
+	}
 }
 
 // Name returns the encoding's name, e.g. "o200k_base".

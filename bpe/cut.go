@@ -1,5 +1,10 @@
 package bpe
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Long pieces are first cut where no token can reach across: the merge only ever joins
 // parts into tokens, so if no token holds bytes on both sides of a position x, no part ever
 // spans x, and each side merges as it would alone. (The whole piece always merges the
@@ -38,28 +43,89 @@ func (c *cutTable) hasTri(a, b, d byte) bool {
 	return c.tri[k>>6]&(1<<(k&63)) != 0
 }
 
-// cuts returns v's bitmaps, building them on first use (about 2 ms).
+// cuts returns v's bitmaps, made on first use: the pairs from v.pair, the three-byte strings
+// from the list embedded beside the vocabulary (data/*.tri, a few hundred microseconds) or,
+// without it (a build with the tag parley_novocab), from every token (about 2 ms).
 func (v *vocab) cuts() *cutTable {
 	v.cutOnce.Do(func() {
-		c := &cutTable{tri: new([1 << 24 / 64]uint64)}
-		for r := 0; r+1 < len(v.off); r++ {
-			t := v.blob[v.off[r]:v.off[r+1]]
-			if len(t) == 2 {
-				k := uint32(t[0])<<8 | uint32(t[1])
+		c := &cutTable{}
+		for k, r := range v.pair {
+			if r >= 0 {
 				c.pair[k>>6] |= 1 << (k & 63)
 			}
-			if len(t) < 3 {
-				continue
-			}
-			k := uint32(t[0])<<8 | uint32(t[1])
-			for i := 2; i < len(t); i++ {
-				k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
-				c.tri[k>>6] |= 1 << (k & 63)
-			}
+		}
+		if c.tri = readTri(v.triList); c.tri == nil {
+			c.tri = v.buildTri()
 		}
 		v.cut = c
 	})
 	return v.cut
+}
+
+// buildTri returns the bitmap of every three bytes found inside a token of v.
+func (v *vocab) buildTri() *[1 << 24 / 64]uint64 {
+	tri := new([1 << 24 / 64]uint64)
+	for r := 0; r+1 < len(v.off); r++ {
+		t := v.blob[v.off[r]:v.off[r+1]]
+		if len(t) < 3 {
+			continue
+		}
+		k := uint32(t[0])<<8 | uint32(t[1])
+		for i := 2; i < len(t); i++ {
+			k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
+			tri[k>>6] |= 1 << (k & 63)
+		}
+	}
+	return tri
+}
+
+// The list of three-byte strings (data/*.tri, written by TestTables -update-tables): triMagic,
+// then the strings as 24-bit numbers b0<<16|b1<<8|b2 in increasing order, each as its
+// difference from the one before (from 0 for the first) in unsigned LEB128. There are few of
+// them (46,182 in o200k_base, 27,066 in cl100k_base: the tokens' trigrams repeat), so reading
+// the list costs a fraction of going through every token.
+const triMagic = "PBPR1\n"
+
+// readTri returns the bitmap of the list tri, or nil if tri is empty or corrupt.
+func readTri(list string) *[1 << 24 / 64]uint64 {
+	if len(list) < len(triMagic) || list[:len(triMagic)] != triMagic {
+		return nil
+	}
+	tri := new([1 << 24 / 64]uint64)
+	k, d, shift := uint32(0), uint32(0), 0
+	for i := len(triMagic); i < len(list); i++ {
+		b := list[i]
+		d |= uint32(b&0x7f) << shift
+		if b >= 0x80 {
+			if shift += 7; shift > 21 {
+				return nil
+			}
+			continue
+		}
+		if k += d; k >= 1<<24 {
+			return nil
+		}
+		tri[k>>6] |= 1 << (k & 63)
+		d, shift = 0, 0
+	}
+	if shift != 0 {
+		return nil
+	}
+	return tri
+}
+
+// writeTri returns the list of the bitmap tri (see triMagic).
+func writeTri(tri *[1 << 24 / 64]uint64) []byte {
+	out := []byte(triMagic)
+	prev := 0
+	for w, x := range tri {
+		for ; x != 0; x &= x - 1 {
+			k := w*64 + bits.TrailingZeros64(x)
+			out = binary.AppendUvarint(out, uint64(k-prev))
+			prev = k
+		}
+	}
+	return out
 }
 
 // mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
@@ -80,17 +146,27 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 		count += k
 		start = x
 	}
+	// After every chooseEvery bytes, pairRank's order is chosen again from the share of its
+	// asks (about two per merge: bytes less tokens) that missed its cache.
+	sc.triFirst, sc.prMiss = false, 0
+	chosen, chosenCount := 0, 0
 	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
 	// inside a token.
 	w := uint32(p[0])<<8 | uint32(p[1])
 	inside := false
-	for x := 1; x < n-1; x++ {
-		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
-		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
-		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
-			cutAt(x)
+	for lo := 1; lo < n-1; lo += chooseEvery {
+		for x, hi := lo, min(n-1, lo+chooseEvery); x < hi; x++ {
+			w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
+			next := c.tri[w3>>6]&(1<<(w3&63)) != 0
+			if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
+				cutAt(x)
+			}
+			inside, w = next, w3
 		}
-		inside, w = next, w3
+		if asks := 2 * (start - chosen - (count - chosenCount)); asks > 0 {
+			sc.triFirst = 4*sc.prMiss > asks
+			sc.prMiss, chosen, chosenCount = 0, start, count
+		}
 	}
 	if !inside && !c.hasPair(p[n-2], p[n-1]) {
 		cutAt(n - 1)
@@ -99,6 +175,9 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc.cut = nil
 	return out, count + k
 }
+
+// chooseEvery: see mergeCut.
+const chooseEvery = 8192
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
 // token is merged all the same (a piece that is a token is that token, a segment need not be).

@@ -48,6 +48,9 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
+	prMiss   int  // asks of pairRank that the cache did not answer (see mergeCut)
+	triFirst bool // pairRank reads the bitmap of cut.go before the cache
+
 	lb *longBlocks // mergeBlocksLong's arrays
 
 	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
@@ -105,6 +108,12 @@ const cacheBits = 12
 // runs ask for the same few pairs again and again (a run of mixed white space has a handful
 // of them), so a small direct-mapped cache keyed by the two tokens answers most asks without
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
+//
+// Within a cut piece (cut.go), most candidates are no token, and the bitmap of three-byte
+// strings found inside tokens says so without hashing them. Where the cache answers most asks
+// (white space) it is read first; where it answers few (random letters, whose pairs rarely
+// repeat), the callers read the bitmap first (maybeToken) and ask only for the candidates
+// that pass it. mergeCut chooses (triFirst), from the misses that pairRank counts.
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
 	i := (key * hm1) >> (64 - cacheBits)
@@ -114,10 +123,9 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 		}
 		return noRank
 	}
+	sc.prMiss++
 	r := noRank
-	// Within a cut piece (cut.go), most candidates are no token and the bitmap of three-byte
-	// strings found inside tokens says so without hashing them.
-	if c, n := sc.cut, len(t); c == nil || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
+	if c, n := sc.cut, len(t); c == nil || sc.triFirst || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
 		r = v.rank(t)
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)

@@ -23,8 +23,9 @@ type vocab struct {
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
 
-	cutOnce sync.Once // the bitmaps of cut.go, built on the first long piece
+	cutOnce sync.Once // the bitmaps of cut.go, made on the first long piece
 	cut     *cutTable
+	triList string // the list of three-byte strings inside tokens (data/*.tri), if embedded
 }
 
 // slot is one entry of the hash tables: the token's first 8 bytes (zero-padded), so that

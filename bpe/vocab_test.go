@@ -57,7 +57,8 @@ func TestDataSupply(t *testing.T) {
 var updateTables = flag.Bool("update-tables", false, "rewrite data/*.tab from a fresh build of the tables")
 
 // TestTables checks that the embedded tables (data/*.tab) are exactly what parseVocab builds
-// from the vocabulary, and that the encodings use them.
+// from the vocabulary, and that the encodings use them; and that the embedded lists of
+// three-byte strings (data/*.tri) are those of the tokens and read back to the same bitmap.
 func TestTables(t *testing.T) {
 	for _, e := range encodings {
 		built, err := parseVocab(e.data, "")
@@ -66,11 +67,22 @@ func TestTables(t *testing.T) {
 		}
 		want := built.writeTables()
 		path := "data/" + e.name + ".tab"
+		tri := built.buildTri()
+		wantTri := writeTri(tri)
+		triPath := "data/" + e.name + ".tri"
 		if *updateTables {
 			if err := os.WriteFile(path, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.WriteFile(triPath, wantTri, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			continue
+		}
+		if string(wantTri) != e.tri {
+			t.Errorf("%s: %s differs from the three-byte strings of the tokens; run go generate", e.name, triPath)
+		} else if read := readTri(e.tri); read == nil || *read != *tri {
+			t.Errorf("%s: %s does not read back as the bitmap it was written from", e.name, triPath)
 		}
 		if string(want) != e.tab {
 			t.Errorf("%s: %s differs from the tables parseVocab builds; run go generate", e.name, path)
