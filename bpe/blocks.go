@@ -173,12 +173,6 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 	if sc.triFirst {
 		tri = sc.cut
 	}
-	rank := func(a, b uint32, t string) uint32 {
-		if tri != nil && !(tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1])) {
-			return noRank
-		}
-		return v.pairRank(sc, a, b, t)
-	}
 	for {
 		top := max(blockMax8((*[8]uint32)(sm[:8])), blockMax8((*[8]uint32)(sm[8:])))
 		if top == 0 {
@@ -193,15 +187,19 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 		key[i] = 0
 		if k < n {
 			prev[k&mask] = uint16(i + 1)
-			if r2 := rank(r, pt[k&mask], p[i:next[k&mask]]); r2 != noRank {
-				key[i] = ^(r2<<10 | uint32(i))
+			if t := p[i:next[k&mask]]; tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				if r2 := v.pairRank(sc, r, pt[k&mask], t); r2 != noRank {
+					key[i] = ^(r2<<10 | uint32(i))
+				}
 			}
 		}
 		q := int(prev[i]) - 1
 		if q >= 0 {
 			key[q&mask] = 0
-			if r3 := rank(pt[q&mask], r, p[q:k]); r3 != noRank {
-				key[q&mask] = ^(r3<<10 | uint32(q))
+			if t := p[q:k]; tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				if r3 := v.pairRank(sc, pt[q&mask], r, t); r3 != noRank {
+					key[q&mask] = ^(r3<<10 | uint32(q))
+				}
 			}
 		}
 		bi, bj, bq := i>>3, j>>3, q>>3

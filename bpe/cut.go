@@ -140,33 +140,28 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc := m.scratch(v)
 	sc.cut = c
 	n, count, start := len(p), 0, 0
+	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, 0, 0
+	chooseAt := chooseEvery
 	cutAt := func(x int) {
 		var k int
 		out, k = v.mergeSegment(p[start:x], out, m)
 		count += k
 		start = x
+		if x >= chooseAt {
+			chooseAt = sc.choose(x, count)
+		}
 	}
-	// After every chooseEvery bytes, pairRank's order is chosen again from the share of its
-	// asks (about two per merge: bytes less tokens) that missed its cache.
-	sc.triFirst, sc.prMiss = false, 0
-	chosen, chosenCount := 0, 0
 	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
 	// inside a token.
 	w := uint32(p[0])<<8 | uint32(p[1])
 	inside := false
-	for lo := 1; lo < n-1; lo += chooseEvery {
-		for x, hi := lo, min(n-1, lo+chooseEvery); x < hi; x++ {
-			w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
-			next := c.tri[w3>>6]&(1<<(w3&63)) != 0
-			if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
-				cutAt(x)
-			}
-			inside, w = next, w3
+	for x := 1; x < n-1; x++ {
+		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
+		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
+		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
+			cutAt(x)
 		}
-		if asks := 2 * (start - chosen - (count - chosenCount)); asks > 0 {
-			sc.triFirst = 4*sc.prMiss > asks
-			sc.prMiss, chosen, chosenCount = 0, start, count
-		}
+		inside, w = next, w3
 	}
 	if !inside && !c.hasPair(p[n-2], p[n-1]) {
 		cutAt(n - 1)
@@ -176,7 +171,18 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	return out, count + k
 }
 
-// chooseEvery: see mergeCut.
+// choose chooses pairRank's order (triFirst) for the next chooseEvery bytes of a cut piece,
+// from the share of its asks (about two per merge: bytes less tokens) since the last choice
+// that missed its cache, when the segments merged so far end at x and hold count tokens. It
+// returns where to choose next.
+func (sc *scratch) choose(x, count int) int {
+	if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 {
+		sc.triFirst = 4*sc.prMiss > asks
+	}
+	sc.prMiss, sc.chosen, sc.chosenCount = 0, x, count
+	return x + chooseEvery
+}
+
 const chooseEvery = 8192
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a

@@ -48,8 +48,9 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
-	prMiss   int  // asks of pairRank that the cache did not answer (see mergeCut)
-	triFirst bool // pairRank reads the bitmap of cut.go before the cache
+	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
+	chosen, chosenCount int  // where choose last chose, and the tokens before
+	triFirst            bool // the merges read the bitmap of cut.go before asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
@@ -112,8 +113,8 @@ const cacheBits = 12
 // Within a cut piece (cut.go), most candidates are no token, and the bitmap of three-byte
 // strings found inside tokens says so without hashing them. Where the cache answers most asks
 // (white space) it is read first; where it answers few (random letters, whose pairs rarely
-// repeat), the callers read the bitmap first (maybeToken) and ask only for the candidates
-// that pass it. mergeCut chooses (triFirst), from the misses that pairRank counts.
+// repeat), the callers read the bitmap first and ask only for the candidates that pass it.
+// choose (cut.go) chooses, from the misses that pairRank counts.
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
 	i := (key * hm1) >> (64 - cacheBits)
