@@ -205,7 +205,8 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]))
 		}
 		return out, 2
-	case n <= pcKeyLen:
+	case n <= pcKeyLen && (m.sc == nil || !m.sc.triFirst):
+		// (Where pairs rarely repeat, segments do not either: random letters miss the cache.)
 		_, h := keyHash(s)
 		return v.mergeCached(s, h, out, m)
 	case n <= blockMax:
