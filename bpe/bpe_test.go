@@ -396,3 +396,35 @@ func FuzzCutMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestCountPiece checks Count's own lookup of short pieces (countPiece): every token of 3 to
+// 8 bytes is found as a token, without merging (the merger is never asked for a scratch), and
+// pieces that are no token count as their merge does.
+func TestCountPiece(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		found := 0
+		for r := 0; r+1 < len(v.off); r++ {
+			tok := v.token(uint32(r))
+			if len(tok) < 3 || len(tok) > 8 {
+				continue
+			}
+			var m merger
+			if k := v.countPiece(tok, &m); k != 1 || m.sc != nil {
+				t.Fatalf("%s: countPiece(token %d %q) = %d (merged: %v), want 1 by lookup", name, r, tok, k, m.sc != nil)
+			}
+			found++
+		}
+		for it := 0; it < 20000; it++ {
+			p := randomPiece(rng, 3+rng.IntN(30))
+			var m merger
+			got := v.countPiece(p, &m)
+			m.release()
+			if want := naiveMerge(v, p); got != len(want) {
+				t.Fatalf("%s: countPiece(%q) = %d, want %d", name, p, got, len(want))
+			}
+		}
+		t.Logf("%s: %d tokens of 3-8 bytes found by lookup", name, found)
+	}
+}
