@@ -188,6 +188,9 @@ func (v *vocab) token(r uint32) string { return v.blob[v.off[r]:v.off[r+1]] }
 // rank returns the rank of the token with bytes t, or noRank. For lookups that usually fail
 // (merge candidates): the Bloom filter first.
 func (v *vocab) rank(t string) uint32 {
+	if n := len(t); n >= 3 && n <= 8 {
+		return v.rankShort(t)
+	}
 	if len(t) > v.maxLen {
 		return noRank
 	}
@@ -199,6 +202,48 @@ func (v *vocab) rank(t string) uint32 {
 		return r
 	}
 	return v.probe(v.table, v.mask, t, k8, h)
+}
+
+// rankShort is rank for 3 to 8 bytes (most merge candidates), with keyHash and the probes
+// written out: no call.
+func (v *vocab) rankShort(t string) uint32 {
+	n := len(t)
+	b := unsafe.Pointer(unsafe.StringData(t))
+	var k8 uint64
+	if n >= 4 {
+		k8 = uint64(*(*uint32)(b)) | uint64(*(*uint32)(unsafe.Add(b, n-4)))<<(8*(n-4))
+	} else {
+		k8 = uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16
+	}
+	h := (k8 ^ uint64(n)*hm1) * hm2
+	h ^= h >> 29
+	h *= hm2
+	h ^= h >> 32
+	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+		return noRank
+	}
+	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
+	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
+	tab, mask := v.hot, v.hmask
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := &tab[i]
+		if e.meta == 0 {
+			break
+		}
+		if e.meta&check == want && e.key == k8 {
+			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+		}
+	}
+	tab, mask = v.table, v.mask
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := &tab[i]
+		if e.meta == 0 {
+			return noRank
+		}
+		if e.meta&check == want && e.key == k8 {
+			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+		}
+	}
 }
 
 // rankPieceHash is rank for lookups that usually succeed (whole pieces): the hot table first.

@@ -100,3 +100,33 @@ func TestTables(t *testing.T) {
 		}
 	}
 }
+
+// TestRankShort checks rank's written-out path for 3 to 8 bytes (rankShort) against the
+// general one (keyHash and probe): every token of those lengths, and strings that are none.
+func TestRankShort(t *testing.T) {
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		for r := 0; r+1 < len(v.off); r++ {
+			tok := v.token(uint32(r))
+			if len(tok) < 3 || len(tok) > 8 {
+				continue
+			}
+			if got := v.rankShort(tok); got != uint32(r) {
+				t.Fatalf("%s: rankShort(%q) = %d, want %d", name, tok, got, r)
+			}
+			for _, s := range []string{tok + "\x00", "\xff" + tok, tok[1:] + "q", tok[:len(tok)-1] + "\x01"} {
+				k8, h := keyHash(s)
+				want := v.probe(v.hot, v.hmask, s, k8, h)
+				if want == noRank {
+					want = v.probe(v.table, v.mask, s, k8, h)
+				}
+				if len(s) > 8 {
+					continue
+				}
+				if got := v.rankShort(s); got != want {
+					t.Fatalf("%s: rankShort(%q) = %d, want %d", name, s, got, want)
+				}
+			}
+		}
+	}
+}
