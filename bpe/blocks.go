@@ -79,7 +79,15 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			if t := p[i:next[k&63]]; sc == nil {
 				r2 = v.rank(t)
 			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
-				r2 = v.pairRank(sc, r, pt[k&63], t)
+				ck := uint64(1)<<42 | uint64(r)<<20 | uint64(pt[k&63])
+				ci := (ck * hm1) >> (64 - cacheBits)
+				if e := sc.cache[ci]; e>>21 == ck {
+					if r2 = uint32(e) & low21; r2 == low21 {
+						r2 = noRank
+					}
+				} else {
+					r2 = v.pairRankMiss(sc, ck, ci, t)
+				}
 			}
 			key[i] = blockKey(r2, i)
 		} else {
@@ -91,7 +99,15 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			if t := p[q:k]; sc == nil {
 				r3 = v.rank(t)
 			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
-				r3 = v.pairRank(sc, pt[q&63], r, t)
+				ck := uint64(1)<<42 | uint64(pt[q&63])<<20 | uint64(r)
+				ci := (ck * hm1) >> (64 - cacheBits)
+				if e := sc.cache[ci]; e>>21 == ck {
+					if r3 = uint32(e) & low21; r3 == low21 {
+						r3 = noRank
+					}
+				} else {
+					r3 = v.pairRankMiss(sc, ck, ci, t)
+				}
 			}
 			key[q&63] = blockKey(r3, q)
 		}

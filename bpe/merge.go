@@ -124,6 +124,11 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 		}
 		return noRank
 	}
+	return v.pairRankMiss(sc, key, i, t)
+}
+
+// pairRankMiss is pairRank after a miss of the cache at entry i, for the pair key.
+func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
 	sc.prMiss++
 	r := noRank
 	if c, n := sc.cut, len(t); c == nil || sc.triFirst || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
