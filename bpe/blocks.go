@@ -38,7 +38,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		clear(sc.cache[:])
 		sc.cacheOf = v
 	}
-	var tri *cutTable // the bitmaps, when read before pairRank (candidates have 3 bytes or more)
+	var tri *cutTable // the bitmaps, when read instead of the cache of pairRank (candidates have 3 bytes or more)
 	if sc != nil && sc.triFirst {
 		tri = sc.cut
 	}
@@ -76,9 +76,14 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if k < n {
 			prev[k&63] = uint8(i + 1)
 			r2 := noRank
-			if t := p[i:next[k&63]]; sc == nil {
+			if t := p[i:next[k&63]]; tri != nil {
+				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+					sc.prMiss++
+					r2 = v.rank(t)
+				}
+			} else if sc == nil {
 				r2 = v.rank(t)
-			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+			} else {
 				ck := uint64(1)<<42 | uint64(r)<<20 | uint64(pt[k&63])
 				ci := (ck * hm1) >> (64 - cacheBits)
 				if e := sc.cache[ci]; e>>21 == ck {
@@ -96,9 +101,14 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		q := int(prev[i]) - 1
 		if q >= 0 {
 			r3 := noRank
-			if t := p[q:k]; sc == nil {
+			if t := p[q:k]; tri != nil {
+				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+					sc.prMiss++
+					r3 = v.rank(t)
+				}
+			} else if sc == nil {
 				r3 = v.rank(t)
-			} else if tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+			} else {
 				ck := uint64(1)<<42 | uint64(pt[q&63])<<20 | uint64(r)
 				ci := (ck * hm1) >> (64 - cacheBits)
 				if e := sc.cache[ci]; e>>21 == ck {
@@ -185,7 +195,7 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 	for g := 0; g < groups; g++ {
 		sm[g&15] = blockMax8((*[8]uint32)(bm[(g&15)*8:]))
 	}
-	var tri *cutTable // the bitmaps, when read before pairRank (candidates have 3 bytes or more)
+	var tri *cutTable // the bitmaps, when read instead of the cache of pairRank (candidates have 3 bytes or more)
 	if sc.triFirst {
 		tri = sc.cut
 	}
@@ -203,19 +213,29 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 		key[i] = 0
 		if k < n {
 			prev[k&mask] = uint16(i + 1)
-			if t := p[i:next[k&mask]]; tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
-				if r2 := v.pairRank(sc, r, pt[k&mask], t); r2 != noRank {
-					key[i] = ^(r2<<10 | uint32(i))
-				}
+			r2 := noRank
+			if t := p[i:next[k&mask]]; tri == nil {
+				r2 = v.pairRank(sc, r, pt[k&mask], t)
+			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				sc.prMiss++
+				r2 = v.rank(t)
+			}
+			if r2 != noRank {
+				key[i] = ^(r2<<10 | uint32(i))
 			}
 		}
 		q := int(prev[i]) - 1
 		if q >= 0 {
 			key[q&mask] = 0
-			if t := p[q:k]; tri == nil || tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
-				if r3 := v.pairRank(sc, pt[q&mask], r, t); r3 != noRank {
-					key[q&mask] = ^(r3<<10 | uint32(q))
-				}
+			r3 := noRank
+			if t := p[q:k]; tri == nil {
+				r3 = v.pairRank(sc, pt[q&mask], r, t)
+			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				sc.prMiss++
+				r3 = v.rank(t)
+			}
+			if r3 != noRank {
+				key[q&mask] = ^(r3<<10 | uint32(q))
 			}
 		}
 		bi, bj, bq := i>>3, j>>3, q>>3
