@@ -151,20 +151,19 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 			chooseAt = sc.choose(x, count)
 		}
 	}
-	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
-	// inside a token.
-	w := uint32(p[0])<<8 | uint32(p[1])
-	inside := false
-	for x := 1; x < n-1; x++ {
-		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
-		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
-		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
-			cutAt(x)
+	// x is a cut when p[x-1:x+1] is no token and neither p[x-2:x+1] nor p[x-1:x+2] occurs
+	// inside a token. The pair is read first: where it is a token (most places in a run of
+	// letters), the three-byte strings are not read at all.
+	w := uint32(p[0])
+	for x := 1; x < n; x++ {
+		w = (w<<8 | uint32(p[x])) & (1<<16 - 1)
+		if c.pair[w>>6]&(1<<(w&63)) != 0 {
+			continue
 		}
-		inside, w = next, w3
-	}
-	if !inside && !c.hasPair(p[n-2], p[n-1]) {
-		cutAt(n - 1)
+		if x >= 2 && c.hasTri(p[x-2], p[x-1], p[x]) || x+1 < n && c.hasTri(p[x-1], p[x], p[x+1]) {
+			continue
+		}
+		cutAt(x)
 	}
 	out, k := v.mergeSegment(p[start:], out, m)
 	sc.cut = nil
