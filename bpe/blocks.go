@@ -79,10 +79,18 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			if t := p[i:next[k&63]]; tri != nil {
 				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
 					sc.prMiss++
-					r2 = v.rank(t)
+					if len(t) <= 8 {
+						r2 = v.rankShort(t)
+					} else {
+						r2 = v.rank(t)
+					}
 				}
 			} else if sc == nil {
-				r2 = v.rank(t)
+				if len(t) <= 8 {
+					r2 = v.rankShort(t)
+				} else {
+					r2 = v.rank(t)
+				}
 			} else {
 				ck := uint64(1)<<42 | uint64(r)<<20 | uint64(pt[k&63])
 				ci := (ck * hm1) >> (64 - cacheBits)
@@ -104,10 +112,18 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			if t := p[q:k]; tri != nil {
 				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
 					sc.prMiss++
-					r3 = v.rank(t)
+					if len(t) <= 8 {
+						r3 = v.rankShort(t)
+					} else {
+						r3 = v.rank(t)
+					}
 				}
 			} else if sc == nil {
-				r3 = v.rank(t)
+				if len(t) <= 8 {
+					r3 = v.rankShort(t)
+				} else {
+					r3 = v.rank(t)
+				}
 			} else {
 				ck := uint64(1)<<42 | uint64(pt[q&63])<<20 | uint64(r)
 				ci := (ck * hm1) >> (64 - cacheBits)
@@ -218,7 +234,11 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 				r2 = v.pairRank(sc, r, pt[k&mask], t)
 			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
 				sc.prMiss++
-				r2 = v.rank(t)
+				if len(t) <= 8 {
+					r2 = v.rankShort(t)
+				} else {
+					r2 = v.rank(t)
+				}
 			}
 			if r2 != noRank {
 				key[i] = ^(r2<<10 | uint32(i))
@@ -232,7 +252,11 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 				r3 = v.pairRank(sc, pt[q&mask], r, t)
 			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
 				sc.prMiss++
-				r3 = v.rank(t)
+				if len(t) <= 8 {
+					r3 = v.rankShort(t)
+				} else {
+					r3 = v.rank(t)
+				}
 			}
 			if r3 != noRank {
 				key[q&mask] = ^(r3<<10 | uint32(q))
