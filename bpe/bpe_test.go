@@ -349,10 +349,12 @@ func TestCutMerge(t *testing.T) {
 				}
 				p = sb.String()
 			}
+			want, wn := v.mergeLong(p, sc, []int{})
+			triFirstStart = it%2 == 1 // the merges read the bitmap first from the start
 			var m merger
 			got, gn := v.mergeCut(p, []int{}, &m)
 			m.release()
-			want, wn := v.mergeLong(p, sc, []int{})
+			triFirstStart = false
 			if !slices.Equal(got, want) || gn != wn {
 				t.Fatalf("%s: mergeCut(%q) = %d tokens, want %d (one run)", name, p, gn, wn)
 			}
@@ -370,7 +372,8 @@ func TestCutMerge(t *testing.T) {
 }
 
 // FuzzCutMerge compares the cut merge with the one-run merge on any bytes, repeated up to
-// the length at which pieces are cut.
+// the length at which pieces are cut, with the merges reading the cache of token pairs first
+// and reading the bitmap first.
 func FuzzCutMerge(f *testing.F) {
 	for _, s := range []string{"abc", "a b\tc", "q!z", "é中", "\xff\x80a", "ingthe"} {
 		f.Add(s)
@@ -386,12 +389,16 @@ func FuzzCutMerge(f *testing.F) {
 		}
 		for _, name := range Names() {
 			v := mustGet(t, name).v
-			var m merger
-			got, gn := v.mergeCut(p, []int{}, &m)
-			m.release()
 			want, wn := v.mergeLong(p, sc, []int{})
-			if !slices.Equal(got, want) || gn != wn {
-				t.Fatalf("%s: mergeCut(%q) = %v, want %v (one run)", name, p, got, want)
+			for _, first := range []bool{false, true} {
+				triFirstStart = first
+				var m merger
+				got, gn := v.mergeCut(p, []int{}, &m)
+				m.release()
+				triFirstStart = false
+				if !slices.Equal(got, want) || gn != wn {
+					t.Fatalf("%s: mergeCut(%q) (bitmap first: %v) = %v, want %v (one run)", name, p, first, got, want)
+				}
 			}
 		}
 	})

@@ -140,7 +140,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc := m.scratch(v)
 	sc.cut = c
 	n, count, start := len(p), 0, 0
-	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, 0, 0
+	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = triFirstStart, 0, 0, 0
 	chooseAt := chooseEvery
 	cutAt := func(x int) {
 		var k int
@@ -183,6 +183,10 @@ func (sc *scratch) choose(x, count int) int {
 }
 
 const chooseEvery = 8192
+
+// triFirstStart is triFirst at the start of a cut piece: false, the tests set it to check
+// the merges that read the bitmap first on short pieces too.
+var triFirstStart = false
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
 // token is merged all the same (a piece that is a token is that token, a segment need not be).
