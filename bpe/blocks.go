@@ -216,7 +216,15 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 		tri = sc.cut
 	}
 	for {
-		top := max(blockMax8((*[8]uint32)(sm[:8])), blockMax8((*[8]uint32)(sm[8:])))
+		var top uint32
+		switch groups {
+		case 1:
+			top = sm[0]
+		case 2:
+			top = max(sm[0], sm[1])
+		default:
+			top = max(blockMax8((*[8]uint32)(sm[:8])), blockMax8((*[8]uint32)(sm[8:])))
+		}
 		if top == 0 {
 			break
 		}
