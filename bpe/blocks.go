@@ -61,6 +61,8 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			top = bm[0]
 		case 2:
 			top = max(bm[0], bm[1])
+		case 3, 4:
+			top = max(max(bm[0], bm[1]), max(bm[2], bm[3]))
 		default:
 			top = blockMax8(&bm)
 		}
