@@ -16,14 +16,15 @@ import (
 // three or more it holds one of the three-byte strings p[x-2:x+1] or p[x-1:x+2]. So x is a
 // cut when p[x-1:x+1] is no token and neither three-byte string occurs inside any token. Two
 // bitmaps answer that: the two-byte tokens (8 KiB) and every three bytes found inside a token
-// (2 MiB, built by the first long piece that needs them, in ~2 ms). Random letters are cut
+// (2 MiB, made by the first long piece that needs them from a list embedded beside the
+// vocabulary, in a fraction of a millisecond). Random letters are cut
 // every 13 (cl100k_base) to 26 (o200k_base) bytes on average, random white space every 6 to
 // 8, random punctuation every 2 or 3; a run of one byte (a megabyte of spaces) has no cut and
 // goes to the chunked merge. Segments of up to pcKeyLen bytes go through the cache of merged
 // pieces, longer ones through mergeBlocks and mergeBlocksLong (blocks.go).
 
 // cutPiece: pieces at least this long are cut before they are merged. Shorter ones are merged
-// whole (the scan merge and the cache of merged pieces serve them better), and ordinary text
+// whole (mergeBlocks and the cache of merged pieces serve them better), and ordinary text
 // never builds the bitmaps.
 const cutPiece = 256
 
