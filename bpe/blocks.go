@@ -1,5 +1,7 @@
 package bpe
 
+import "unsafe"
+
 // mergeBlocks is the merge of short pieces and segments (2..blockMax bytes): tiktoken's
 // merge over a list of parts in stack arrays, with the keys of the pairs kept in blocks of
 // eight and the largest key of each block beside them, so that finding the next pair reads
@@ -79,7 +81,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			prev[k&63] = uint8(i + 1)
 			r2 := noRank
 			if t := p[i:next[k&63]]; tri != nil {
-				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				if tri.has(tri3(unsafe.StringData(t))) && tri.has(tri3((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(t)), len(t)-3)))) {
 					sc.prMiss++
 					if len(t) <= 8 {
 						r2 = v.rankShort(t)
@@ -112,7 +114,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if q >= 0 {
 			r3 := noRank
 			if t := p[q:k]; tri != nil {
-				if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+				if tri.has(tri3(unsafe.StringData(t))) && tri.has(tri3((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(t)), len(t)-3)))) {
 					sc.prMiss++
 					if len(t) <= 8 {
 						r3 = v.rankShort(t)
@@ -242,7 +244,7 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 			r2 := noRank
 			if t := p[i:next[k&mask]]; tri == nil {
 				r2 = v.pairRank(sc, r, pt[k&mask], t)
-			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+			} else if tri.has(tri3(unsafe.StringData(t))) && tri.has(tri3((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(t)), len(t)-3)))) {
 				sc.prMiss++
 				if len(t) <= 8 {
 					r2 = v.rankShort(t)
@@ -260,7 +262,7 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 			r3 := noRank
 			if t := p[q:k]; tri == nil {
 				r3 = v.pairRank(sc, pt[q&mask], r, t)
-			} else if tri.hasTri(t[0], t[1], t[2]) && tri.hasTri(t[len(t)-3], t[len(t)-2], t[len(t)-1]) {
+			} else if tri.has(tri3(unsafe.StringData(t))) && tri.has(tri3((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(t)), len(t)-3)))) {
 				sc.prMiss++
 				if len(t) <= 8 {
 					r3 = v.rankShort(t)

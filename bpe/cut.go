@@ -3,6 +3,7 @@ package bpe
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // Long pieces are first cut where no token can reach across: the merge only ever joins
@@ -42,6 +43,14 @@ func (c *cutTable) hasPair(a, b byte) bool {
 func (c *cutTable) hasTri(a, b, d byte) bool {
 	k := uint32(a)<<16 | uint32(b)<<8 | uint32(d)
 	return c.tri[k>>6]&(1<<(k&63)) != 0
+}
+
+// has reports whether the three bytes k (b0<<16 | b1<<8 | b2) occur inside a token.
+func (c *cutTable) has(k uint32) bool { return c.tri[k>>6&(1<<18-1)]&(1<<(k&63)) != 0 }
+
+// tri3 returns the three bytes at b as b0<<16 | b1<<8 | b2, for has.
+func tri3(b *byte) uint32 {
+	return uint32(*b)<<16 | uint32(*(*byte)(unsafe.Add(unsafe.Pointer(b), 1)))<<8 | uint32(*(*byte)(unsafe.Add(unsafe.Pointer(b), 2)))
 }
 
 // cuts returns v's bitmaps, made on first use: the pairs from v.pair, the three-byte strings
