@@ -292,6 +292,11 @@ func (v *vocab) countPiece(p string, m *merger) int {
 	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb == fb && v.probe(v.table, v.mask, p, k8, h) != noRank {
 		return 1
 	}
+	if n == 3 {
+		// Three bytes that are no token: if either pair is a token, the lower one merges and
+		// the only pair left would make the whole piece; so two tokens, or three.
+		return 3 - int(uint32(v.pair[uint16(p[0])<<8|uint16(p[1])]&v.pair[uint16(p[1])<<8|uint16(p[2])])>>31^1)
+	}
 	_, k := v.mergeCached(p, h, nil, m)
 	return k
 }
