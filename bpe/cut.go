@@ -180,6 +180,35 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	return out, count + k
 }
 
+// mergeThree merges a segment of three bytes: the lower of its two pairs merges (the left
+// one on a tie), if either is a token, and then the whole segment, if it is a token (which
+// the bitmap of sc's cut table, when there is one, rules out without a lookup).
+func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
+	r01, r12 := v.pair[uint16(s[0])<<8|uint16(s[1])], v.pair[uint16(s[1])<<8|uint16(s[2])]
+	if r01 < 0 && r12 < 0 {
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]), int(v.byte1[s[2]]))
+		}
+		return out, 3
+	}
+	if sc == nil || sc.cut == nil || sc.cut.has(tri3(unsafe.StringData(s))) {
+		if r := v.rankShort(s); r != noRank {
+			if out != nil {
+				out = append(out, int(r))
+			}
+			return out, 1
+		}
+	}
+	if out != nil {
+		if r01 >= 0 && (r12 < 0 || r01 <= r12) {
+			out = append(out, int(r01), int(v.byte1[s[2]]))
+		} else {
+			out = append(out, int(v.byte1[s[0]]), int(r12))
+		}
+	}
+	return out, 2
+}
+
 // choose chooses pairRank's order (triFirst) for the next chooseEvery bytes of a cut piece,
 // from the share of its asks (about two per merge: bytes less tokens) since the last choice
 // that missed its cache, when the segments merged so far end at x and hold count tokens. It
@@ -218,6 +247,8 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]))
 		}
 		return out, 2
+	case n == 3:
+		return v.mergeThree(s, out, m.sc)
 	case n <= pcKeyLen && (m.sc == nil || !m.sc.triFirst):
 		// (Where pairs rarely repeat, segments do not either: random letters miss the cache.)
 		_, h := keyHash(s)
