@@ -71,9 +71,9 @@ func TestMergeImplementations(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		for it := 0; it < 20000; it++ {
-			n := 2 + rng.IntN(smallPiece-1)
+			n := 2 + rng.IntN(blockMax-1)
 			if it%10 == 0 {
-				n = 2 + rng.IntN(600)
+				n = 2 + rng.IntN(1023)
 			}
 			p := randomPiece(rng, n)
 			want := naiveMerge(v, p)
@@ -81,18 +81,26 @@ func TestMergeImplementations(t *testing.T) {
 			if !slices.Equal(got, want) || k != len(want) {
 				t.Fatalf("%s mergeLong(%q) = %v (%d), want %v", name, p, got, k, want)
 			}
-			if tree := v.mergeTree(p, sc, nil); !slices.Equal(intsOf(tree), want) {
-				t.Fatalf("%s mergeTree(%q) = %v, want %v", name, p, tree, want)
+			if n <= blocksLongMax {
+				if got := v.mergeBlocksLong(p, sc, nil); !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocksLong(%q) = %v, want %v", name, p, got, want)
+				}
+			}
+			if n <= blockMax {
+				var toks [blockMax]uint32
+				k := v.mergeBlocks(p, &toks, nil)
+				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocks(%q) = %v, want %v", name, p, got, want)
+				}
+				k = v.mergeBlocks(p, &toks, sc) // ranks of pairs from sc's cache
+				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
+					t.Fatalf("%s mergeBlocks(%q, scratch) = %v, want %v", name, p, got, want)
+				}
 			}
 			if n <= smallPiece {
 				got, k = v.mergeSmall(p, []int{})
 				if !slices.Equal(got, want) || k != len(want) {
 					t.Fatalf("%s mergeSmall(%q) = %v (%d), want %v", name, p, got, k, want)
-				}
-				var toks [smallPiece + 1]uint32
-				k = v.mergeSmallTo(p, &toks, sc) // ranks of pairs from sc's cache
-				if got := toks[:k]; !slices.Equal(intsOf(got), want) {
-					t.Fatalf("%s mergeSmallTo(%q, scratch) = %v, want %v", name, p, got, want)
 				}
 			}
 		}
@@ -341,10 +349,12 @@ func TestCutMerge(t *testing.T) {
 				}
 				p = sb.String()
 			}
+			want, wn := v.mergeLong(p, sc, []int{})
+			triFirstStart = it%2 == 1 // the merges read the bitmap first from the start
 			var m merger
 			got, gn := v.mergeCut(p, []int{}, &m)
 			m.release()
-			want, wn := v.mergeLong(p, sc, []int{})
+			triFirstStart = false
 			if !slices.Equal(got, want) || gn != wn {
 				t.Fatalf("%s: mergeCut(%q) = %d tokens, want %d (one run)", name, p, gn, wn)
 			}
@@ -362,7 +372,8 @@ func TestCutMerge(t *testing.T) {
 }
 
 // FuzzCutMerge compares the cut merge with the one-run merge on any bytes, repeated up to
-// the length at which pieces are cut.
+// the length at which pieces are cut, with the merges reading the cache of token pairs first
+// and reading the bitmap first.
 func FuzzCutMerge(f *testing.F) {
 	for _, s := range []string{"abc", "a b\tc", "q!z", "é中", "\xff\x80a", "ingthe"} {
 		f.Add(s)
@@ -378,13 +389,49 @@ func FuzzCutMerge(f *testing.F) {
 		}
 		for _, name := range Names() {
 			v := mustGet(t, name).v
-			var m merger
-			got, gn := v.mergeCut(p, []int{}, &m)
-			m.release()
 			want, wn := v.mergeLong(p, sc, []int{})
-			if !slices.Equal(got, want) || gn != wn {
-				t.Fatalf("%s: mergeCut(%q) = %v, want %v (one run)", name, p, got, want)
+			for _, first := range []bool{false, true} {
+				triFirstStart = first
+				var m merger
+				got, gn := v.mergeCut(p, []int{}, &m)
+				m.release()
+				triFirstStart = false
+				if !slices.Equal(got, want) || gn != wn {
+					t.Fatalf("%s: mergeCut(%q) (bitmap first: %v) = %v, want %v (one run)", name, p, first, got, want)
+				}
 			}
 		}
 	})
+}
+
+// TestCountPiece checks Count's own lookup of short pieces (countPiece): every token of 3 to
+// 8 bytes is found as a token, without merging (the merger is never asked for a scratch), and
+// pieces that are no token count as their merge does.
+func TestCountPiece(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		found := 0
+		for r := 0; r+1 < len(v.off); r++ {
+			tok := v.token(uint32(r))
+			if len(tok) < 3 || len(tok) > 8 {
+				continue
+			}
+			var m merger
+			if k := v.countPiece(tok, &m); k != 1 || m.sc != nil {
+				t.Fatalf("%s: countPiece(token %d %q) = %d (merged: %v), want 1 by lookup", name, r, tok, k, m.sc != nil)
+			}
+			found++
+		}
+		for it := 0; it < 20000; it++ {
+			p := randomPiece(rng, 3+rng.IntN(30))
+			var m merger
+			got := v.countPiece(p, &m)
+			m.release()
+			if want := naiveMerge(v, p); got != len(want) {
+				t.Fatalf("%s: countPiece(%q) = %d, want %d", name, p, got, len(want))
+			}
+		}
+		t.Logf("%s: %d tokens of 3-8 bytes found by lookup", name, found)
+	}
 }

@@ -76,6 +76,13 @@ func classAt(s string, i int) (uint8, int) {
 // classWide is classAt for a byte >= 0x80 (kept out of line so that callers' ASCII paths stay
 // small).
 func classWide(s string) (uint8, int) {
+	// A byte that starts no UTF-8 sequence (a continuation byte, C0, C1, F5-FF) decodes as
+	// utf8.RuneError of 1 byte, and a two-byte sequence is decoded here: both without a call.
+	if b := s[0]; b >= 0x80 && (b < 0xC2 || b > 0xF4) {
+		return classTable[utf8.RuneError], 1
+	} else if b < 0xE0 && b >= 0xC2 && len(s) >= 2 && s[1]&0xC0 == 0x80 {
+		return classTable[rune(b&0x1F)<<6|rune(s[1]&0x3F)], 2
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	if r < tableLimit {
 		return classTable[r], n // classTable[0xFFFD] == 0 covers invalid bytes too

@@ -3,6 +3,7 @@ package bpe
 import (
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 // goClass is the class of r by Go's unicode package (Unicode 15.0.0 in Go 1.26).
@@ -67,4 +68,27 @@ func assignedInGo(r rune) bool {
 		}
 	}
 	return false
+}
+
+// TestClassWideDecodes checks classWide's own decoding of invalid bytes and two-byte
+// sequences against utf8.DecodeRuneInString, on every lead byte and second byte.
+func TestClassWideDecodes(t *testing.T) {
+	loadClasses()
+	for a := 0x80; a < 0x100; a++ {
+		for b := 0; b < 0x100; b++ {
+			for _, s := range []string{string([]byte{byte(a)}), string([]byte{byte(a), byte(b)}), string([]byte{byte(a), byte(b), 0x80}), string([]byte{byte(a), byte(b), 0x80, 0x80})} {
+				c, n := classWide(s)
+				r, m := utf8.DecodeRuneInString(s)
+				var wc uint8
+				if r < tableLimit {
+					wc = classTable[r]
+				} else {
+					wc = classSearch(r)
+				}
+				if c != wc || n != m {
+					t.Fatalf("%x: %d %d want %d %d", s, c, n, wc, m)
+				}
+			}
+		}
+	}
 }

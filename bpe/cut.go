@@ -1,5 +1,11 @@
 package bpe
 
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
 // Long pieces are first cut where no token can reach across: the merge only ever joins
 // parts into tokens, so if no token holds bytes on both sides of a position x, no part ever
 // spans x, and each side merges as it would alone. (The whole piece always merges the
@@ -11,14 +17,15 @@ package bpe
 // three or more it holds one of the three-byte strings p[x-2:x+1] or p[x-1:x+2]. So x is a
 // cut when p[x-1:x+1] is no token and neither three-byte string occurs inside any token. Two
 // bitmaps answer that: the two-byte tokens (8 KiB) and every three bytes found inside a token
-// (2 MiB, built by the first long piece that needs them, in ~2 ms). Random letters are cut
+// (2 MiB, made by the first long piece that needs them from a list embedded beside the
+// vocabulary, in a fraction of a millisecond). Random letters are cut
 // every 13 (cl100k_base) to 26 (o200k_base) bytes on average, random white space every 6 to
 // 8, random punctuation every 2 or 3; a run of one byte (a megabyte of spaces) has no cut and
 // goes to the chunked merge. Segments of up to pcKeyLen bytes go through the cache of merged
-// pieces, longer ones up to treeMax through mergeTree.
+// pieces, longer ones through mergeBlocks and mergeBlocksLong (blocks.go).
 
 // cutPiece: pieces at least this long are cut before they are merged. Shorter ones are merged
-// whole (the scan merge and the cache of merged pieces serve them better), and ordinary text
+// whole (mergeBlocks and the cache of merged pieces serve them better), and ordinary text
 // never builds the bitmaps.
 const cutPiece = 256
 
@@ -38,28 +45,97 @@ func (c *cutTable) hasTri(a, b, d byte) bool {
 	return c.tri[k>>6]&(1<<(k&63)) != 0
 }
 
-// cuts returns v's bitmaps, building them on first use (about 2 ms).
+// has reports whether the three bytes k (b0<<16 | b1<<8 | b2) occur inside a token.
+func (c *cutTable) has(k uint32) bool { return c.tri[k>>6&(1<<18-1)]&(1<<(k&63)) != 0 }
+
+// tri3 returns the three bytes at b as b0<<16 | b1<<8 | b2, for has.
+func tri3(b *byte) uint32 {
+	return uint32(*b)<<16 | uint32(*(*byte)(unsafe.Add(unsafe.Pointer(b), 1)))<<8 | uint32(*(*byte)(unsafe.Add(unsafe.Pointer(b), 2)))
+}
+
+// cuts returns v's bitmaps, made on first use: the pairs from v.pair, the three-byte strings
+// from the list embedded beside the vocabulary (data/*.tri, a few hundred microseconds) or,
+// without it (a build with the tag parley_novocab), from every token (about 2 ms).
 func (v *vocab) cuts() *cutTable {
 	v.cutOnce.Do(func() {
-		c := &cutTable{tri: new([1 << 24 / 64]uint64)}
-		for r := 0; r+1 < len(v.off); r++ {
-			t := v.blob[v.off[r]:v.off[r+1]]
-			if len(t) == 2 {
-				k := uint32(t[0])<<8 | uint32(t[1])
+		c := &cutTable{}
+		for k, r := range v.pair {
+			if r >= 0 {
 				c.pair[k>>6] |= 1 << (k & 63)
 			}
-			if len(t) < 3 {
-				continue
-			}
-			k := uint32(t[0])<<8 | uint32(t[1])
-			for i := 2; i < len(t); i++ {
-				k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
-				c.tri[k>>6] |= 1 << (k & 63)
-			}
+		}
+		if c.tri = readTri(v.triList); c.tri == nil {
+			c.tri = v.buildTri()
 		}
 		v.cut = c
 	})
 	return v.cut
+}
+
+// buildTri returns the bitmap of every three bytes found inside a token of v.
+func (v *vocab) buildTri() *[1 << 24 / 64]uint64 {
+	tri := new([1 << 24 / 64]uint64)
+	for r := 0; r+1 < len(v.off); r++ {
+		t := v.blob[v.off[r]:v.off[r+1]]
+		if len(t) < 3 {
+			continue
+		}
+		k := uint32(t[0])<<8 | uint32(t[1])
+		for i := 2; i < len(t); i++ {
+			k = (k<<8 | uint32(t[i])) & (1<<24 - 1)
+			tri[k>>6] |= 1 << (k & 63)
+		}
+	}
+	return tri
+}
+
+// The list of three-byte strings (data/*.tri, written by TestTables -update-tables): triMagic,
+// then the strings as 24-bit numbers b0<<16|b1<<8|b2 in increasing order, each as its
+// difference from the one before (from 0 for the first) in unsigned LEB128. There are few of
+// them (46,182 in o200k_base, 27,066 in cl100k_base: the tokens' trigrams repeat), so reading
+// the list costs a fraction of going through every token.
+const triMagic = "PBPR1\n"
+
+// readTri returns the bitmap of the list tri, or nil if tri is empty or corrupt.
+func readTri(list string) *[1 << 24 / 64]uint64 {
+	if len(list) < len(triMagic) || list[:len(triMagic)] != triMagic {
+		return nil
+	}
+	tri := new([1 << 24 / 64]uint64)
+	k, d, shift := uint32(0), uint32(0), 0
+	for i := len(triMagic); i < len(list); i++ {
+		b := list[i]
+		d |= uint32(b&0x7f) << shift
+		if b >= 0x80 {
+			if shift += 7; shift > 21 {
+				return nil
+			}
+			continue
+		}
+		if k += d; k >= 1<<24 {
+			return nil
+		}
+		tri[k>>6] |= 1 << (k & 63)
+		d, shift = 0, 0
+	}
+	if shift != 0 {
+		return nil
+	}
+	return tri
+}
+
+// writeTri returns the list of the bitmap tri (see triMagic).
+func writeTri(tri *[1 << 24 / 64]uint64) []byte {
+	out := []byte(triMagic)
+	prev := 0
+	for w, x := range tri {
+		for ; x != 0; x &= x - 1 {
+			k := w*64 + bits.TrailingZeros64(x)
+			out = binary.AppendUvarint(out, uint64(k-prev))
+			prev = k
+		}
+	}
+	return out
 }
 
 // mergeCut merges a piece of at least cutPiece bytes segment by segment (see above).
@@ -74,31 +150,82 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc := m.scratch(v)
 	sc.cut = c
 	n, count, start := len(p), 0, 0
+	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = triFirstStart, 0, 0, 0
+	chooseAt := chooseEvery
 	cutAt := func(x int) {
 		var k int
 		out, k = v.mergeSegment(p[start:x], out, m)
 		count += k
 		start = x
-	}
-	// At x, w holds p[x-1] p[x] in its low 16 bits, and inside whether p[x-2:x+1] occurs
-	// inside a token.
-	w := uint32(p[0])<<8 | uint32(p[1])
-	inside := false
-	for x := 1; x < n-1; x++ {
-		w3 := (w<<8 | uint32(p[x+1])) & (1<<24 - 1)
-		next := c.tri[w3>>6]&(1<<(w3&63)) != 0
-		if !inside && !next && c.pair[w>>6&(1<<10-1)]&(1<<(w&63)) == 0 {
-			cutAt(x)
+		if x >= chooseAt {
+			chooseAt = sc.choose(x, count)
 		}
-		inside, w = next, w3
 	}
-	if !inside && !c.hasPair(p[n-2], p[n-1]) {
-		cutAt(n - 1)
+	// x is a cut when p[x-1:x+1] is no token and neither p[x-2:x+1] nor p[x-1:x+2] occurs
+	// inside a token. The pair is read first: where it is a token (most places in a run of
+	// letters), the three-byte strings are not read at all.
+	w := uint32(p[0])
+	for x := 1; x < n; x++ {
+		w = (w<<8 | uint32(p[x])) & (1<<16 - 1)
+		if c.pair[w>>6]&(1<<(w&63)) != 0 {
+			continue
+		}
+		if x >= 2 && c.hasTri(p[x-2], p[x-1], p[x]) || x+1 < n && c.hasTri(p[x-1], p[x], p[x+1]) {
+			continue
+		}
+		cutAt(x)
 	}
 	out, k := v.mergeSegment(p[start:], out, m)
 	sc.cut = nil
 	return out, count + k
 }
+
+// mergeThree merges a segment of three bytes: the lower of its two pairs merges (the left
+// one on a tie), if either is a token, and then the whole segment, if it is a token (which
+// the bitmap of sc's cut table, when there is one, rules out without a lookup).
+func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
+	r01, r12 := v.pair[uint16(s[0])<<8|uint16(s[1])], v.pair[uint16(s[1])<<8|uint16(s[2])]
+	if r01 < 0 && r12 < 0 {
+		if out != nil {
+			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]), int(v.byte1[s[2]]))
+		}
+		return out, 3
+	}
+	if sc == nil || sc.cut == nil || sc.cut.has(tri3(unsafe.StringData(s))) {
+		if r := v.rankShort(s); r != noRank {
+			if out != nil {
+				out = append(out, int(r))
+			}
+			return out, 1
+		}
+	}
+	if out != nil {
+		if r01 >= 0 && (r12 < 0 || r01 <= r12) {
+			out = append(out, int(r01), int(v.byte1[s[2]]))
+		} else {
+			out = append(out, int(v.byte1[s[0]]), int(r12))
+		}
+	}
+	return out, 2
+}
+
+// choose chooses pairRank's order (triFirst) for the next chooseEvery bytes of a cut piece,
+// from the share of its asks (about two per merge: bytes less tokens) since the last choice
+// that missed its cache, when the segments merged so far end at x and hold count tokens. It
+// returns where to choose next.
+func (sc *scratch) choose(x, count int) int {
+	if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 {
+		sc.triFirst = 4*sc.prMiss > asks
+	}
+	sc.prMiss, sc.chosen, sc.chosenCount = 0, x, count
+	return x + chooseEvery
+}
+
+const chooseEvery = 8192
+
+// triFirstStart is triFirst at the start of a cut piece: false, the tests set it to check
+// the merges that read the bitmap first on short pieces too.
+var triFirstStart = false
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
 // token is merged all the same (a piece that is a token is that token, a segment need not be).
@@ -120,12 +247,24 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 			out = append(out, int(v.byte1[s[0]]), int(v.byte1[s[1]]))
 		}
 		return out, 2
-	case n <= pcKeyLen:
+	case n == 3:
+		return v.mergeThree(s, out, m.sc)
+	case n <= pcKeyLen && (m.sc == nil || !m.sc.triFirst):
+		// (Where pairs rarely repeat, segments do not either: random letters miss the cache.)
 		_, h := keyHash(s)
 		return v.mergeCached(s, h, out, m)
-	case n <= treeMax:
+	case n <= blockMax:
+		var toks [blockMax]uint32
+		k := v.mergeBlocks(s, &toks, m.scratch(v))
+		if out != nil {
+			for _, t := range toks[:k] {
+				out = append(out, int(t))
+			}
+		}
+		return out, k
+	case n <= blocksLongMax:
 		sc := m.scratch(v)
-		sc.toks = v.mergeTree(s, sc, sc.toks[:0])
+		sc.toks = v.mergeBlocksLong(s, sc, sc.toks[:0])
 		if out != nil {
 			for _, t := range sc.toks {
 				out = append(out, int(t))
@@ -137,87 +276,4 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 	default:
 		return v.mergeChunked(s, m.scratch(v), out)
 	}
-}
-
-// treeMax is the longest segment merged with mergeTree; longer ones use run's queues.
-const treeMax = 1024
-
-// mergeTree merges s (2..treeMax bytes) and appends its tokens to toks. The pairs are the
-// leaves of a tournament tree whose inner nodes hold the smaller key (rank<<10 | start) of
-// their two children, so the root is the lowest pair, leftmost on ties: the pair tiktoken's
-// merge picks. A merge changes three leaves (the merged pair's, the pair that the merged
-// part forms with its right neighbour, the one its left neighbour forms with it), each
-// followed up the tree until a node keeps its value. Unlike a heap with lazy deletion it
-// holds no stale entries, and it needs no sort.
-func (v *vocab) mergeTree(s string, sc *scratch, toks []uint32) []uint32 {
-	n := len(s)
-	size := 1
-	for size < n { // a leaf for every byte: the last part has no pair, but is updated
-		size <<= 1
-	}
-	if cap(sc.tree) < 4*treeMax {
-		sc.tree = make([]uint32, 4*treeMax)
-		sc.next = make([]uint16, treeMax+1)
-		sc.prev = make([]int16, treeMax)
-		sc.pt = make([]uint32, treeMax)
-	}
-	if sc.cacheOf != v {
-		clear(sc.cache[:])
-		sc.cacheOf = v
-	}
-	tree, next, prev, pt := sc.tree[:2*size], sc.next[:n+1], sc.prev[:n], sc.pt[:n]
-	const none = ^uint32(0)
-	key := func(r uint32, i int) uint32 {
-		if r == noRank {
-			return none
-		}
-		return r<<10 | uint32(i)
-	}
-	for i := 0; i < n-1; i++ {
-		tree[size+i] = key(uint32(v.pair[int(s[i])<<8|int(s[i+1])]), i)
-		next[i], prev[i], pt[i] = uint16(i+1), int16(i-1), v.byte1[s[i]]
-	}
-	next[n-1], prev[n-1], pt[n-1] = uint16(n), int16(n-2), v.byte1[s[n-1]]
-	for i := n - 1; i < size; i++ {
-		tree[size+i] = none
-	}
-	for i := size - 1; i >= 1; i-- {
-		tree[i] = min(tree[2*i], tree[2*i+1])
-	}
-	set := func(i int, k uint32) {
-		x := size + i
-		tree[x] = k
-		for x > 1 {
-			m := min(tree[x], tree[x^1])
-			x >>= 1
-			if tree[x] == m {
-				return
-			}
-			tree[x] = m
-		}
-	}
-	for {
-		top := tree[1]
-		if top == none {
-			break
-		}
-		i, r := int(top&(1<<10-1)), top>>10
-		j := int(next[i])
-		k := int(next[j]) // the merged part is s[i:k]
-		set(j, none)
-		next[i], pt[i] = uint16(k), r
-		if k < n {
-			prev[k] = int16(i)
-			set(i, key(v.pairRank(sc, r, pt[k], s[i:next[k]]), i))
-		} else {
-			set(i, none)
-		}
-		if q := int(prev[i]); q >= 0 {
-			set(q, key(v.pairRank(sc, pt[q], r, s[q:k]), q))
-		}
-	}
-	for i := 0; i < n; i = int(next[i]) {
-		toks = append(toks, pt[i])
-	}
-	return toks
 }

@@ -36,14 +36,17 @@
 // other characters with one table lookup. Token lookups go to open-addressing tables keyed by
 // the token bytes whose slots hold a token's first 8 bytes (most lookups touch one cache
 // line): a small one for the 8192 lowest ranks, which are the frequent tokens, and one for
-// the rest, behind a Bloom filter that answers most failed lookups from L2. A piece of up to
+// the rest, behind a Bloom filter that answers most failed lookups from L2; pieces and merge
+// candidates of 3 to 8 bytes are hashed and looked up without a call. A piece of up to
 // 24 bytes that is not a token is looked up in a small cache of recently merged pieces (a
 // piece's tokens depend only on its bytes; text repeats its words) before it is merged.
-// Pieces up to 48 bytes merge with tiktoken's own scan on the stack; longer ones with sorted
-// initial pairs and a heap, O(n log n). Pieces of 256 bytes or more are first cut where no
+// Pieces up to 48 bytes merge on the stack, the lowest pair found through the maxima of
+// blocks of eight pairs (blocks.go); longer ones with sorted initial pairs and a heap,
+// O(n log n). Pieces of 256 bytes or more are first cut where no
 // token can reach across (no two-byte token there, and neither three-byte string around it
 // inside any token: cut.go), which splits random letters, white space or punctuation into
-// segments of a few bytes, each merged alone (in a tournament tree over its pairs up to 1 KiB).
+// segments of a few bytes, each merged alone (through block maxima, two levels of them up to
+// 1 KiB).
 // A segment of 16 KiB or more (a megabyte of spaces, a long run with no cut) merges window by
 // window, each window cut where its own merge puts a token boundary, the junctions proved not
 // to change the result and a window equal to the previous one not merged again (chunked.go),

@@ -9,97 +9,28 @@ import (
 // the adjacent pair whose concatenation has the lowest rank (the leftmost such pair on a
 // tie) until no adjacent pair is a token.
 //
-// Short pieces use tiktoken's own algorithm (a linear scan for the minimum after each
-// merge, quadratic but tiny) over a list of parts in stack arrays. Longer pieces use a priority queue of
+// Short pieces use tiktoken's own algorithm over a list of parts in stack arrays, the lowest
+// pair found through the maxima of blocks of eight keys (blocks.go). Longer pieces use a priority queue of
 // (rank, position) keys with lazy deletion over a linked list of parts: O(n log n). Pieces of
 // cutPiece bytes or more are first cut where no token reaches across (cut.go). Very long
 // segments are cut into chunks merged separately, each junction proved not to matter
 // (chunked.go). All merge the same pairs in the same order.
 
-// smallPiece is the longest piece merged by the scan; longer pieces use the heap.
+// smallPiece is the longest piece merged by mergeBlocks (at most blockMax); longer pieces use
+// the heap.
 const smallPiece = 48
 
 // mergeSmall merges a piece of 2..smallPiece bytes, appends its tokens to out when out is
 // not nil, and returns the number of tokens.
 func (v *vocab) mergeSmall(p string, out []int) ([]int, int) {
-	var tok [smallPiece + 1]uint32
-	n := v.mergeSmallTo(p, &tok, nil)
+	var tok [blockMax]uint32
+	n := v.mergeBlocks(p, &tok, nil)
 	if out != nil {
 		for _, t := range tok[:n] {
 			out = append(out, int(t))
 		}
 	}
 	return out, n
-}
-
-// mergeSmallTo merges a piece of 2..smallPiece bytes into tok and returns the number of
-// tokens. The parts are a list linked by their start bytes; the ranks of the pairs that merges
-// make come from sc's cache of token pairs (pairRank) when sc is not nil.
-func (v *vocab) mergeSmallTo(p string, tok *[smallPiece + 1]uint32, sc *scratch) int {
-	var next [smallPiece + 1]uint8 // next[i]: start of the part after the one starting at i
-	var prev [smallPiece]int8      // prev[i]: start of the part before the one at i (-1: none)
-	var key [smallPiece]uint32     // key[i]: rank of the part at i joined with the next one <<6 | i (noRank where no part starts or no token)
-	var pt [smallPiece]uint32      // pt[i]: token of the part at i
-	n := len(p)
-	for i := 0; i < n-1; i++ {
-		next[i] = uint8(i + 1)
-		prev[i] = int8(i - 1)
-		key[i] = smallKey(uint32(v.pair[int(p[i])<<8|int(p[i+1])]), i)
-		pt[i] = v.byte1[p[i]]
-	}
-	prev[n-1] = int8(n - 2)
-	next[n-1], key[n-1], pt[n-1] = uint8(n), noRank, v.byte1[p[n-1]]
-	if sc != nil && sc.cacheOf != v {
-		clear(sc.cache[:])
-		sc.cacheOf = v
-	}
-	pair := func(a, b uint32, t string) uint32 {
-		if sc != nil {
-			return v.pairRank(sc, a, b, t)
-		}
-		return v.rank(t)
-	}
-	for {
-		// The lowest rank, leftmost on ties: the smallest key, by a scan of the positions
-		// (those where no part starts hold noRank) with no branch to mispredict.
-		m := noRank
-		for _, x := range key[:n-1] {
-			m = min(m, x)
-		}
-		if m == noRank {
-			break
-		}
-		mi, r := int(m&63), m>>6
-		j := int(next[mi])
-		k := int(next[j]) // the merged part is p[mi:k]
-		key[j] = noRank
-		next[mi] = uint8(k)
-		pt[mi] = r
-		if k < n {
-			prev[k] = int8(mi)
-			key[mi] = smallKey(pair(r, pt[k], p[mi:next[k]]), mi)
-		} else {
-			key[mi] = noRank
-		}
-		if mq := int(prev[mi]); mq >= 0 {
-			key[mq] = smallKey(pair(pt[mq], r, p[mq:k]), mq)
-		}
-	}
-	c := 0
-	for i := 0; i < n; i = int(next[i]) {
-		tok[c] = pt[i]
-		c++
-	}
-	return c
-}
-
-// smallKey is mergeSmallTo's key of the pair of rank r at i: r<<6 | i, noRank for no token.
-// Ranks are below 2^20 and i below 64, so the smallest key is the lowest rank, leftmost.
-func smallKey(r uint32, i int) uint32 {
-	if r == noRank {
-		return noRank
-	}
-	return r<<6 | uint32(i)
 }
 
 // scratch holds the buffers of the long merges; pooled so that steady-state encoding
@@ -117,10 +48,11 @@ type scratch struct {
 	cache   [cacheSize]uint64
 	cacheOf *vocab
 
-	tree []uint32 // mergeTree's tournament tree, and its list of parts
-	next []uint16
-	prev []int16
-	pt   []uint32
+	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
+	chosen, chosenCount int  // where choose last chose, and the tokens before
+	triFirst            bool // the merges read the bitmap of cut.go before asking pairRank
+
+	lb *longBlocks // mergeBlocksLong's arrays
 
 	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
 
@@ -177,6 +109,12 @@ const cacheBits = 12
 // runs ask for the same few pairs again and again (a run of mixed white space has a handful
 // of them), so a small direct-mapped cache keyed by the two tokens answers most asks without
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
+//
+// Within a cut piece (cut.go), most candidates are no token, and the bitmap of three-byte
+// strings found inside tokens says so without hashing them. Where the cache answers most asks
+// (white space) it is read first; where it answers few (random letters, whose pairs rarely
+// repeat), the callers read the bitmap first and ask only for the candidates that pass it.
+// choose (cut.go) chooses, from the misses that pairRank counts.
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
 	i := (key * hm1) >> (64 - cacheBits)
@@ -186,10 +124,14 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 		}
 		return noRank
 	}
+	return v.pairRankMiss(sc, key, i, t)
+}
+
+// pairRankMiss is pairRank after a miss of the cache at entry i, for the pair key.
+func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
+	sc.prMiss++
 	r := noRank
-	// Within a cut piece (cut.go), most candidates are no token and the bitmap of three-byte
-	// strings found inside tokens says so without hashing them.
-	if c, n := sc.cut, len(t); c == nil || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
+	if c, n := sc.cut, len(t); c == nil || sc.triFirst || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
 		r = v.rank(t)
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)

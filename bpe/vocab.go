@@ -23,8 +23,9 @@ type vocab struct {
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
 
-	cutOnce sync.Once // the bitmaps of cut.go, built on the first long piece
+	cutOnce sync.Once // the bitmaps of cut.go, made on the first long piece
 	cut     *cutTable
+	triList string // the list of three-byte strings inside tokens (data/*.tri), if embedded
 }
 
 // slot is one entry of the hash tables: the token's first 8 bytes (zero-padded), so that
@@ -187,6 +188,9 @@ func (v *vocab) token(r uint32) string { return v.blob[v.off[r]:v.off[r+1]] }
 // rank returns the rank of the token with bytes t, or noRank. For lookups that usually fail
 // (merge candidates): the Bloom filter first.
 func (v *vocab) rank(t string) uint32 {
+	if n := len(t); n >= 3 && n <= 8 {
+		return v.rankShort(t)
+	}
 	if len(t) > v.maxLen {
 		return noRank
 	}
@@ -198,6 +202,48 @@ func (v *vocab) rank(t string) uint32 {
 		return r
 	}
 	return v.probe(v.table, v.mask, t, k8, h)
+}
+
+// rankShort is rank for 3 to 8 bytes (most merge candidates), with keyHash and the probes
+// written out: no call.
+func (v *vocab) rankShort(t string) uint32 {
+	n := len(t)
+	b := unsafe.Pointer(unsafe.StringData(t))
+	var k8 uint64
+	if n >= 4 {
+		k8 = uint64(*(*uint32)(b)) | uint64(*(*uint32)(unsafe.Add(b, n-4)))<<(8*(n-4))
+	} else {
+		k8 = uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16
+	}
+	h := (k8 ^ uint64(n)*hm1) * hm2
+	h ^= h >> 29
+	h *= hm2
+	h ^= h >> 32
+	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+		return noRank
+	}
+	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
+	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
+	tab, mask := v.hot, v.hmask
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := &tab[i]
+		if e.meta == 0 {
+			break
+		}
+		if e.meta&check == want && e.key == k8 {
+			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+		}
+	}
+	tab, mask = v.table, v.mask
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := &tab[i]
+		if e.meta == 0 {
+			return noRank
+		}
+		if e.meta&check == want && e.key == k8 {
+			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+		}
+	}
 }
 
 // rankPieceHash is rank for lookups that usually succeed (whole pieces): the hot table first.

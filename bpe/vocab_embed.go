@@ -15,3 +15,9 @@ var o200kTab string
 
 //go:embed data/cl100k_base.tab
 var cl100kTab string
+
+//go:embed data/o200k_base.tri
+var o200kTri string
+
+//go:embed data/cl100k_base.tri
+var cl100kTri string

@@ -7,3 +7,6 @@ var o200kData, cl100kData string
 
 // Nor their prebuilt tables: they are built once a vocabulary is supplied.
 var o200kTab, cl100kTab string
+
+// Nor the lists of three-byte strings of cut.go: they are built from the tokens.
+var o200kTri, cl100kTri string

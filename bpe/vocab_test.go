@@ -57,7 +57,8 @@ func TestDataSupply(t *testing.T) {
 var updateTables = flag.Bool("update-tables", false, "rewrite data/*.tab from a fresh build of the tables")
 
 // TestTables checks that the embedded tables (data/*.tab) are exactly what parseVocab builds
-// from the vocabulary, and that the encodings use them.
+// from the vocabulary, and that the encodings use them; and that the embedded lists of
+// three-byte strings (data/*.tri) are those of the tokens and read back to the same bitmap.
 func TestTables(t *testing.T) {
 	for _, e := range encodings {
 		built, err := parseVocab(e.data, "")
@@ -66,11 +67,22 @@ func TestTables(t *testing.T) {
 		}
 		want := built.writeTables()
 		path := "data/" + e.name + ".tab"
+		tri := built.buildTri()
+		wantTri := writeTri(tri)
+		triPath := "data/" + e.name + ".tri"
 		if *updateTables {
 			if err := os.WriteFile(path, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.WriteFile(triPath, wantTri, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			continue
+		}
+		if string(wantTri) != e.tri {
+			t.Errorf("%s: %s differs from the three-byte strings of the tokens; run go generate", e.name, triPath)
+		} else if read := readTri(e.tri); read == nil || *read != *tri {
+			t.Errorf("%s: %s does not read back as the bitmap it was written from", e.name, triPath)
 		}
 		if string(want) != e.tab {
 			t.Errorf("%s: %s differs from the tables parseVocab builds; run go generate", e.name, path)
@@ -85,6 +97,36 @@ func TestTables(t *testing.T) {
 		}
 		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter)) {
 			t.Errorf("%s: %s is not read: the tables are built at every start", e.name, path)
+		}
+	}
+}
+
+// TestRankShort checks rank's written-out path for 3 to 8 bytes (rankShort) against the
+// general one (keyHash and probe): every token of those lengths, and strings that are none.
+func TestRankShort(t *testing.T) {
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		for r := 0; r+1 < len(v.off); r++ {
+			tok := v.token(uint32(r))
+			if len(tok) < 3 || len(tok) > 8 {
+				continue
+			}
+			if got := v.rankShort(tok); got != uint32(r) {
+				t.Fatalf("%s: rankShort(%q) = %d, want %d", name, tok, got, r)
+			}
+			for _, s := range []string{tok + "\x00", "\xff" + tok, tok[1:] + "q", tok[:len(tok)-1] + "\x01"} {
+				k8, h := keyHash(s)
+				want := v.probe(v.hot, v.hmask, s, k8, h)
+				if want == noRank {
+					want = v.probe(v.table, v.mask, s, k8, h)
+				}
+				if len(s) > 8 {
+					continue
+				}
+				if got := v.rankShort(s); got != want {
+					t.Fatalf("%s: rankShort(%q) = %d, want %d", name, s, got, want)
+				}
+			}
 		}
 	}
 }
