@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -72,18 +71,6 @@ type groupOp struct {
 	failed bool  // refused (err set)
 }
 
-// roomQueue holds the appends waiting for one room; running tells whether a goroutine is
-// committing them.
-type roomQueue struct {
-	pending []*groupOp
-	running bool
-}
-
-type groups struct {
-	mu     sync.Mutex
-	queues map[string]*roomQueue
-}
-
 // group runs one append in its room's next batch and waits for it. Once queued an append
 // always runs or fails with its context's error, before its batch commits.
 func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message) (parley.Appended, error) {
@@ -91,41 +78,9 @@ func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message) (
 		return parley.Appended{}, err
 	}
 	o := &groupOp{ctx: ctx, a: a, m: m, done: make(chan struct{})}
-	s.groups.mu.Lock()
-	if s.groups.queues == nil {
-		s.groups.queues = map[string]*roomQueue{}
-	}
-	q := s.groups.queues[m.Room]
-	if q == nil {
-		q = &roomQueue{}
-		s.groups.queues[m.Room] = q
-	}
-	q.pending = append(q.pending, o)
-	if !q.running {
-		q.running = true
-		go s.runRoom(m.Room, q)
-	}
-	s.groups.mu.Unlock()
+	s.groups.add(m.Room, o, maxBatch, s.commitBatch)
 	<-o.done
 	return o.out, o.err
-}
-
-// runRoom commits the room's waiting appends, batch after batch, until none are left.
-func (s *Store) runRoom(room string, q *roomQueue) {
-	for {
-		s.groups.mu.Lock()
-		n := min(len(q.pending), maxBatch)
-		if n == 0 {
-			q.running = false
-			delete(s.groups.queues, room)
-			s.groups.mu.Unlock()
-			return
-		}
-		batch := q.pending[:n:n]
-		q.pending = q.pending[n:]
-		s.groups.mu.Unlock()
-		s.commitBatch(room, batch)
-	}
 }
 
 // commitBatch stores a batch of appends to room and answers each.

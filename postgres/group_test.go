@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/pgtest"
+	"github.com/parleyhq/parley/storetest"
 )
 
 // batchCase is one append of TestBatchAsIfAlone: what it posts, and what refuses it.
@@ -183,34 +183,7 @@ func TestBatchAsIfAlone(t *testing.T) {
 	}
 
 	// The rooms hold the same: seqs 1..n, the same messages and asks.
-	dump := func(room string) string {
-		var out string
-		msgs, err := s.Messages(t.Context(), room, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range msgs {
-			if m.Seq != int64(i+1) {
-				t.Errorf("%s: message %d has seq %d", room, i, m.Seq)
-			}
-			out += fmt.Sprintf("%d %s %q %s\n", m.Seq, m.Seat, m.Body, m.IdempotencyKey)
-		}
-		asks, err := s.Asks(t.Context(), room, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range asks {
-			out += fmt.Sprintf("ask %d/%d to %s %s by %d\n", a.Seq, a.Line, a.To, a.State, a.ClosedBy)
-		}
-		last, err := s.LastSeq(t.Context(), room)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if last != int64(len(msgs)) {
-			t.Errorf("%s: last seq %d, %d messages", room, last, len(msgs))
-		}
-		return out
-	}
+	dump := func(room string) string { return storetest.RoomDump(t, s, room) }
 	if a, b := dump("alone"), dump("batch"); a != b {
 		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
 	}

@@ -75,9 +75,9 @@ type Store struct {
 	log    *slog.Logger
 	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
-	done   chan struct{} // closed when the listener has returned
-	groups groups        // appends waiting for their room's batch (group.go)
-	rates  rateQueues    // rate takes waiting for their room's batch (rates.go)
+	done   chan struct{}         // closed when the listener has returned
+	groups roomBatches[*groupOp] // appends waiting for their room's batch (group.go)
+	rates  roomBatches[*rateOp]  // rate takes waiting for their room's batch (rates.go)
 }
 
 // Option configures Open.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -44,21 +43,7 @@ func (s *Store) TakeRate(ctx context.Context, room string, now time.Time, bucket
 		return parley.RateTake{}, err
 	}
 	o := &rateOp{ctx: ctx, now: now, buckets: buckets, done: make(chan struct{})}
-	s.rates.mu.Lock()
-	if s.rates.queues == nil {
-		s.rates.queues = map[string]*rateQueue{}
-	}
-	q := s.rates.queues[room]
-	if q == nil {
-		q = &rateQueue{}
-		s.rates.queues[room] = q
-	}
-	q.pending = append(q.pending, o)
-	if !q.running {
-		q.running = true
-		go s.runRates(room, q)
-	}
-	s.rates.mu.Unlock()
+	s.rates.add(room, o, maxRateBatch, s.runRates)
 	select {
 	case <-o.done:
 		return o.out, o.err
@@ -90,49 +75,26 @@ type rateOp struct {
 	done    chan struct{}
 }
 
-type rateQueue struct {
-	pending []*rateOp
-	running bool
-}
-
-type rateQueues struct {
-	mu     sync.Mutex
-	queues map[string]*rateQueue
-}
-
-// runRates answers the room's waiting takes, batch after batch, until none are left.
-func (s *Store) runRates(room string, q *rateQueue) {
-	for {
-		s.rates.mu.Lock()
-		n := min(len(q.pending), maxRateBatch)
-		if n == 0 {
-			q.running = false
-			delete(s.rates.queues, room)
-			s.rates.mu.Unlock()
-			return
+// runRates answers one batch of the room's waiting takes.
+func (s *Store) runRates(room string, batch []*rateOp) {
+	live := batch[:0:0]
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			continue
 		}
-		batch := q.pending[:n:n]
-		q.pending = q.pending[n:]
-		s.rates.mu.Unlock()
-		live := batch[:0:0]
-		for _, o := range batch {
-			if err := o.ctx.Err(); err != nil {
-				o.err = err
-				continue
-			}
-			live = append(live, o)
-		}
-		if len(live) == 1 {
-			// Alone, a take costs less through parley_take_rate, which answers it the
-			// same and locks its buckets in the same order (TestRateBatchAsIfAlone).
-			o := live[0]
-			o.out, o.err = s.takeRateAlone(context.Background(), room, o.now, o.buckets)
-		} else {
-			s.takeBatch(context.Background(), room, live)
-		}
-		for _, o := range batch {
-			close(o.done)
-		}
+		live = append(live, o)
+	}
+	if len(live) == 1 {
+		// Alone, a take costs less through parley_take_rate, which answers it the
+		// same and locks its buckets in the same order (TestRateBatchAsIfAlone).
+		o := live[0]
+		o.out, o.err = s.takeRateAlone(context.Background(), room, o.now, o.buckets)
+	} else {
+		s.takeBatch(context.Background(), room, live)
+	}
+	for _, o := range batch {
+		close(o.done)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/sqlstore"
+	"github.com/parleyhq/parley/storetest"
 )
 
 // aloneCase is one write of TestBatchAsIfAlone: an append (what it posts, what refuses it),
@@ -177,30 +178,10 @@ func testBatchAsIfAlone(t *testing.T, sole bool) {
 
 	// The rooms hold the same: seqs 1..n, the same messages, asks, counters and search index.
 	dump := func(room string) string {
-		var out string
+		out := storetest.RoomDump(t, s, room)
 		msgs, err := s.Messages(t.Context(), room, 0, 0)
 		if err != nil {
 			t.Fatal(err)
-		}
-		for i, m := range msgs {
-			if m.Seq != int64(i+1) {
-				t.Errorf("%s: message %d has seq %d", room, i, m.Seq)
-			}
-			out += fmt.Sprintf("%d %s %q %s\n", m.Seq, m.Seat, m.Body, m.IdempotencyKey)
-		}
-		asks, err := s.Asks(t.Context(), room, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range asks {
-			out += fmt.Sprintf("ask %d/%d to %s %s by %d\n", a.Seq, a.Line, a.To, a.State, a.ClosedBy)
-		}
-		last, err := s.LastSeq(t.Context(), room)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if last != int64(len(msgs)) {
-			t.Errorf("%s: last seq %d, %d messages", room, last, len(msgs))
 		}
 		var posts int64
 		if err := s.read.QueryRowContext(t.Context(), `SELECT value FROM stats WHERE room = ? AND seat = 'alice' AND key = 'posts'`, room).Scan(&posts); err != nil {
