@@ -66,77 +66,66 @@ func wantFound(t *testing.T, s *Store, room, word string, want ...int64) {
 }
 
 // TestSearchIndexByBatch: appends that share transactions, a third of them refused as repeats
-// (rolled back to their savepoint), and an imported room, all end up in the search index
+// (refused before they write, or rolled back with their batch, which runs again without them), and an imported room, all end up in the search index
 // once each, and only the stored ones.
 func TestSearchIndexByBatch(t *testing.T) {
-	for _, sole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) {
-			var opts []Option
-			if sole {
-				opts = append(opts, Sole())
-			}
-			s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"), opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			if !s.searchByBatch {
-				t.Fatal("a new database: the committer does not keep the search index")
-			}
-			storetest.MustCreateRoom(t, s, "r")
-			storetest.MustCreateRoom(t, s, "q")
-			var wg sync.WaitGroup
-			for i := range 60 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					// Every third post repeats the one before it: one of the two is refused,
-					// and must not be indexed.
-					n := i - i%3/2
-					room, seat := "r", fmt.Sprintf("s%d", n%4)
-					if n%5 == 0 {
-						room = "q"
-					}
-					body := fmt.Sprintf("word%d shared", n)
-					_, err := s.Append(context.Background(), &parley.Append{
-						Message:    &parley.Message{Room: room, Seat: seat, Time: time.Now(), Format: parley.FormatText, Body: body, Hash: []byte(room + seat + body)},
-						DedupSince: time.Now().Add(-time.Hour), DedupLast: 500,
-					})
-					if err != nil && parley.ErrorCode(err) != parley.ECONFLICT {
-						t.Errorf("append %d: %v", i, err)
-					}
-				}()
-			}
-			wg.Wait()
-			a := storetest.ArchiveOf(t, s, "r")
-			a.Room.Name = "imported"
-			for _, m := range a.Messages {
-				m.Room = "imported"
-			}
-			for _, st := range a.Seats {
-				st.Room = "imported"
-			}
-			a.Asks = nil
-			if err := s.ImportRoom(t.Context(), a); err != nil {
-				t.Fatalf("import: %v", err)
-			}
-			// An archive without a room is refused, not a panic of the caches' upkeep.
-			for _, bad := range []*parley.RoomArchive{nil, {}} {
-				if err := s.ImportRoom(t.Context(), bad); parley.ErrorCode(err) != parley.EINVALID {
-					t.Fatalf("import of %+v: %v, want EINVALID", bad, err)
+	eachSole(t, func(t *testing.T, s *Store) {
+		if !s.searchByBatch {
+			t.Fatal("a new database: the committer does not keep the search index")
+		}
+		storetest.MustCreateRoom(t, s, "r")
+		storetest.MustCreateRoom(t, s, "q")
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Every third post repeats the one before it: one of the two is refused,
+				// and must not be indexed.
+				n := i - i%3/2
+				room, seat := "r", fmt.Sprintf("s%d", n%4)
+				if n%5 == 0 {
+					room = "q"
 				}
+				body := fmt.Sprintf("word%d shared", n)
+				_, err := s.Append(context.Background(), &parley.Append{
+					Message:    &parley.Message{Room: room, Seat: seat, Time: time.Now(), Format: parley.FormatText, Body: body, Hash: []byte(room + seat + body)},
+					DedupSince: time.Now().Add(-time.Hour), DedupLast: 500,
+				})
+				if err != nil && parley.ErrorCode(err) != parley.ECONFLICT {
+					t.Errorf("append %d: %v", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		a := storetest.ArchiveOf(t, s, "r")
+		a.Room.Name = "imported"
+		for _, m := range a.Messages {
+			m.Room = "imported"
+		}
+		for _, st := range a.Seats {
+			st.Room = "imported"
+		}
+		a.Asks = nil
+		if err := s.ImportRoom(t.Context(), a); err != nil {
+			t.Fatalf("import: %v", err)
+		}
+		// An archive without a room is refused, not a panic of the caches' upkeep.
+		for _, bad := range []*parley.RoomArchive{nil, {}} {
+			if err := s.ImportRoom(t.Context(), bad); parley.ErrorCode(err) != parley.EINVALID {
+				t.Fatalf("import of %+v: %v, want EINVALID", bad, err)
 			}
-			wantIndexExact(t, s.read)
-			rs, err := s.Messages(t.Context(), "r", 0, 0)
-			if err != nil || len(rs) == 0 {
-				t.Fatalf("messages: %d, %v", len(rs), err)
-			}
-			m := rs[len(rs)-1]
-			word := strings.Fields(m.Body)[0]
-			wantFound(t, s, "r", word, m.Seq)
-			wantFound(t, s, "imported", word, m.Seq)
-		})
-	}
+		}
+		wantIndexExact(t, s.read)
+		rs, err := s.Messages(t.Context(), "r", 0, 0)
+		if err != nil || len(rs) == 0 {
+			t.Fatalf("messages: %d, %v", len(rs), err)
+		}
+		m := rs[len(rs)-1]
+		word := strings.Fields(m.Body)[0]
+		wantFound(t, s, "r", word, m.Seq)
+		wantFound(t, s, "imported", word, m.Seq)
+	})
 }
 
 // TestSearchIndexUpgrade: a database written by a parley whose search index was kept by the

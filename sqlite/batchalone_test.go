@@ -81,21 +81,10 @@ func aloneOutcomeOf(res parley.Appended, err error) aloneOutcome {
 // per write: the failures that wrote make the committer roll it back and run it again
 // without them (group.go), and the others must not notice.
 func TestBatchAsIfAlone(t *testing.T) {
-	for _, sole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) { testBatchAsIfAlone(t, sole) })
-	}
+	eachSole(t, testBatchAsIfAlone)
 }
 
-func testBatchAsIfAlone(t *testing.T, sole bool) {
-	var opts []Option
-	if sole {
-		opts = append(opts, Sole())
-	}
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func testBatchAsIfAlone(t *testing.T, s *Store) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	first := aloneCase{seat: "alice", body: "v1 note a to all n=0", key: "k0", last: 500, window: true, asks: []int{2, 3}}
 	cases := []aloneCase{
@@ -225,5 +214,26 @@ func testBatchAsIfAlone(t *testing.T, sole bool) {
 	res, err := s.Append(t.Context(), aloneCase{seat: "dave", body: "v1 note after to all n=0"}.append("batch", t0))
 	if err != nil || res.Seq != 11 {
 		t.Errorf("append after the batch: #%d, %v; want #11", res.Seq, err)
+	}
+}
+
+// eachSole runs f on a new store in a temporary file, opened once as any store and once Sole.
+func eachSole(t *testing.T, f func(t *testing.T, s *Store)) {
+	for _, sole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) {
+			var opts []Option
+			if sole {
+				opts = append(opts, Sole())
+			}
+			s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.dedup.on != sole {
+				t.Fatalf("opened with Sole %v, the dedup memory is on %v", sole, s.dedup.on)
+			}
+			f(t, s)
+		})
 	}
 }

@@ -19,21 +19,10 @@ import (
 // stored, with gapless seqs, and every refusal must name the stored one. Sole, the repeats
 // are found by the dedup memory and the batch's own appends (dedup.go).
 func TestGroupCommitIsolation(t *testing.T) {
-	for _, sole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) { testGroupCommitIsolation(t, sole) })
-	}
+	eachSole(t, testGroupCommitIsolation)
 }
 
-func testGroupCommitIsolation(t *testing.T, sole bool) {
-	var opts []Option
-	if sole {
-		opts = append(opts, Sole())
-	}
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func testGroupCommitIsolation(t *testing.T, s *Store) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := s.CreateRoom(ctx, &parley.Room{Name: "r", Policy: parley.DefaultPolicy(), CreatedAt: time.Now()}); err != nil {
