@@ -40,24 +40,8 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	}
 	since := time.Now().Add(-time.Hour)
 	sinceArg := "'" + since.UTC().Format(time.RFC3339Nano) + "'"
-	rows, err := conn.Query(t.Context(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	got := explain(t, conn, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 		EXECUTE dup('r', 'alice', sha256(convert_to('v1 note 7', 'UTF8')), `+sinceArg+`, 500)`)
-	if err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatalf("explain: %v", err)
-		}
-		plan = append(plan, line)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	got := strings.Join(plan, "\n")
 	// Both lookups of the hash on its index, and no more rows read than the seat's messages
 	// after the copy (the count, at most 500) and the copy itself.
 	if n := strings.Count(got, "using messages_seat_hash"); n != 2 || strings.Contains(got, "Filter: (hash") || strings.Contains(got, "Rows Removed by Filter") {
@@ -80,24 +64,11 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	args := `('r', ARRAY['alice', 'alice', 'alice', 'bob'],
 		ARRAY[sha256(convert_to('v1 note 7', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 7', 'UTF8'))],
 		ARRAY[` + sinceArg + `::timestamptz, ` + sinceArg + `, NULL, ` + sinceArg + `], ARRAY[500, 5, 500, 500]::bigint[])`
-	rows, err = conn.Query(t.Context(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE dups`+args)
-	if err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	plan = plan[:0]
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatalf("explain: %v", err)
-		}
-		plan = append(plan, line)
-	}
-	rows.Close()
-	got = strings.Join(plan, "\n")
+	got = explain(t, conn, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE dups`+args)
 	if n := strings.Count(got, "using messages_seat_hash"); n != 2 || strings.Contains(got, "Filter: (hash") || strings.Contains(got, "Rows Removed by Filter") {
 		t.Errorf("plan of the batch's dedup checks:\n%s\nwant both lookups of the hash by index messages_seat_hash, nothing filtered", got)
 	}
-	rows, err = conn.Query(t.Context(), `EXECUTE dups`+args)
+	rows, err := conn.Query(t.Context(), `EXECUTE dups`+args)
 	if err != nil {
 		t.Fatal(err)
 	}

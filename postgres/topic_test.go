@@ -1,11 +1,14 @@
 package postgres
 
 import (
-	"github.com/parleyhq/parley/internal/sqlstore"
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/parleyhq/parley/internal/pgtest"
+	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
 // TestTopicQueryPlan checks that, on a room of 50,000 messages over 100 topics, the topic
@@ -39,22 +42,25 @@ func TestTopicQueryPlan(t *testing.T) {
 		{sqlstore.QueryTopicMessagesLim, []any{"r", "t7", 0, 64}, "messages_topic", true},
 		{sqlstore.QueryTopicAsks, []any{"r", "t7"}, "asks_topic", false},
 	} {
-		rows, err := s.pool.Query(t.Context(), "EXPLAIN "+tt.query, tt.args...)
-		if err != nil {
-			t.Fatalf("explain: %v", err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			plan = append(plan, line)
-		}
-		rows.Close()
-		got := strings.Join(plan, "\n")
+		got := explain(t, s.pool, "EXPLAIN "+tt.query, tt.args...)
 		if (!strings.Contains(got, "Index Scan using "+tt.index+" ") && !strings.Contains(got, "Index Scan on "+tt.index+" ")) || tt.ordered && strings.Contains(got, "Sort") {
 			t.Errorf("plan of the read on %s:\n%s\nwant a scan of index %s (in order: %v)", tt.index, got, tt.index, tt.ordered)
 		}
 	}
+}
+
+// explain runs an EXPLAIN and returns its plan, one line per row.
+func explain(t *testing.T, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, sql string, args ...any) string {
+	t.Helper()
+	rows, err := q.Query(t.Context(), sql, args...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	return strings.Join(plan, "\n")
 }
