@@ -32,7 +32,13 @@ func runA2CDecode(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(bytes.TrimSpace(data)) > 0 && !bytes.HasPrefix(data, []byte(a2c.Magic)) {
-		return &exitError{code: 1, msg: "input does not start with an a2c/2 header"}
+		// A payload of another a2c version gets the header parser's own word on it.
+		if first, _, _ := bytes.Cut(data, []byte("\n")); bytes.HasPrefix(first, []byte("a2c/")) {
+			if _, err := a2c.ParseHeader(string(first)); err != nil {
+				return &exitError{code: 1, msg: err.Error()}
+			}
+		}
+		return &exitError{code: 1, msg: "input does not start with an " + a2c.Magic + " header"}
 	}
 	w := bufio.NewWriter(e.stdout)
 	for i, p := range a2c.SplitStream(string(data)) {

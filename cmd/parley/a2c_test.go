@@ -40,6 +40,21 @@ func TestA2CEncodeRecordLines(t *testing.T) {
 	}
 }
 
+// TestA2CDecodeOtherInput: input that is no a2c/2 payload is refused with exit 1, a payload of
+// the older a2c/1 with the header parser's word on it (encode again), anything else plainly.
+func TestA2CDecodeOtherInput(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a2c/1 s\n{from:a,kind:plan,text:hi,to:b}\n", "an a2c/1 payload"},
+		{"a2c/9 s\n{}\n", `header must start with "a2c/2"`},
+		{"hello\n", "input does not start with an a2c/2 header"},
+	} {
+		code, out, errs := runParley(t, tc.in, "a2c", "decode")
+		if code != 1 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("decode %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.in, code, out, errs, tc.want)
+		}
+	}
+}
+
 func TestA2CVerifyAndBenchmarkSynthetic(t *testing.T) {
 	code, out, errs := runParley(t, "", "a2c", "verify", "--adapter", "synthetic", "--sessions", "5")
 	if code != 0 || !strings.Contains(out, "differing 0") {
