@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -48,27 +47,6 @@ func (c batchCase) append(room string, t0 time.Time) *parley.Append {
 		a.Lapses = &cp
 	}
 	return a
-}
-
-// outcome is what an append came to, comparable between rooms: the seq stored or replayed,
-// or the error's code and the seq it names.
-type outcome struct {
-	Seq     int64
-	Replay  bool
-	Code    string
-	DupSeq  any
-	Message string
-}
-
-func outcomeOf(res parley.Appended, err error) outcome {
-	if err != nil {
-		var pe *parley.Error
-		if errors.As(err, &pe) {
-			return outcome{Code: pe.Code, DupSeq: pe.Fields["seq"], Message: pe.Message}
-		}
-		return outcome{Code: "other", Message: err.Error()}
-	}
-	return outcome{Seq: res.Seq, Replay: res.Replay}
 }
 
 // TestBatchAsIfAlone forces appends into one batch, holding the room's row lock from another
@@ -119,12 +97,12 @@ func TestBatchAsIfAlone(t *testing.T) {
 	}
 
 	// One at a time.
-	var want []outcome
+	var want []storetest.Outcome
 	if _, err := s.Append(t.Context(), first.append("alone", t0)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		want = append(want, outcomeOf(s.Append(t.Context(), c.append("alone", t0))))
+		want = append(want, storetest.OutcomeOf(s.Append(t.Context(), c.append("alone", t0))))
 	}
 
 	// In one batch: the first append takes the lock's queue, and waits for the lock held
@@ -158,11 +136,11 @@ func TestBatchAsIfAlone(t *testing.T) {
 		firstDone <- err
 	}()
 	waitQueued(0) // taken as a batch of its own, waiting for the lock
-	got := make([]outcome, len(cases))
+	got := make([]storetest.Outcome, len(cases))
 	done := make(chan int, len(cases))
 	for i, c := range cases {
 		go func() {
-			got[i] = outcomeOf(s.Append(context.Background(), c.append("batch", t0)))
+			got[i] = storetest.OutcomeOf(s.Append(context.Background(), c.append("batch", t0)))
 			done <- i
 		}()
 		waitQueued(i + 1)

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -46,29 +45,6 @@ func (c aloneCase) append(room string, t0 time.Time) *parley.Append {
 		a.Lapses = &cp
 	}
 	return a
-}
-
-// aloneOutcome is what a write came to, comparable between rooms: the seq stored or
-// replayed, or the error's code and the seq it names.
-type aloneOutcome struct {
-	Seq    int64
-	Replay bool
-	Code   string
-	DupSeq any
-}
-
-func aloneOutcomeOf(res parley.Appended, err error) aloneOutcome {
-	if err != nil {
-		var pe *parley.Error
-		if errors.As(err, &pe) {
-			return aloneOutcome{Code: pe.Code, DupSeq: pe.Fields["seq"]}
-		}
-		return aloneOutcome{Code: "other: " + err.Error()}
-	}
-	if res.Message == nil { // a counter
-		return aloneOutcome{}
-	}
-	return aloneOutcome{Seq: res.Seq, Replay: res.Replay}
 }
 
 // TestBatchAsIfAlone runs writes as one batch of the committer (stopped, so that the batch is
@@ -125,13 +101,13 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 	}
 
 	// One at a time.
-	var want []aloneOutcome
+	var want []storetest.Outcome
 	for _, c := range cases {
 		if c.stat != "" {
-			want = append(want, aloneOutcomeOf(parley.Appended{}, s.AddStat(t.Context(), room(c, "alone"), "alice", "posts", 1)))
+			want = append(want, storetest.OutcomeOf(parley.Appended{}, s.AddStat(t.Context(), room(c, "alone"), "alice", "posts", 1)))
 			continue
 		}
-		want = append(want, aloneOutcomeOf(s.Append(t.Context(), c.append("alone", t0))))
+		want = append(want, storetest.OutcomeOf(s.Append(t.Context(), c.append("alone", t0))))
 	}
 
 	// In one batch, run by the test itself with the committer stopped.
@@ -159,7 +135,7 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 	s.commitBatch(ops)
 	s.startCommitter()
 	for i, o := range ops {
-		got := aloneOutcomeOf(outs[i], o.err)
+		got := storetest.OutcomeOf(outs[i], o.err)
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("write %d (%+v): in a batch %+v, alone %+v", i, cases[i], got, want[i])
 		}

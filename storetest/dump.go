@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -40,4 +41,30 @@ func RoomDump(t testing.TB, s parley.Store, room string) string {
 		t.Errorf("%s: last seq %d, %d messages", room, last, len(msgs))
 	}
 	return out.String()
+}
+
+// Outcome is what an append (or a counter write) came to, comparable between two rooms: the
+// seq stored or replayed, or the error's code, message and the seq it names.
+type Outcome struct {
+	Seq     int64
+	Replay  bool
+	Code    string
+	DupSeq  any
+	Message string
+}
+
+// OutcomeOf reads an Append's (or AddStat's) result as an Outcome; an error that is no
+// *parley.Error has the code "other".
+func OutcomeOf(res parley.Appended, err error) Outcome {
+	if err != nil {
+		var pe *parley.Error
+		if errors.As(err, &pe) {
+			return Outcome{Code: pe.Code, DupSeq: pe.Fields["seq"], Message: pe.Message}
+		}
+		return Outcome{Code: "other", Message: err.Error()}
+	}
+	if res.Message == nil { // a counter
+		return Outcome{}
+	}
+	return Outcome{Seq: res.Seq, Replay: res.Replay}
 }
