@@ -171,10 +171,10 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		live = append(live, o)
 	}
 	for len(live) > 0 {
-		bad, ok := s.runOnce(rt, live, fail)
+		bad, committed := s.runOnce(rt, live, fail)
 		if bad < 0 {
-			if ok {
-				s.batchCommitted(rt, len(live))
+			if committed > 0 {
+				s.batchCommitted(rt, committed)
 			}
 			return
 		}
@@ -188,13 +188,13 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 }
 
 // runOnce runs the writes of live in one transaction. bad is the index of a write that failed
-// after changing the transaction (which is then rolled back, nothing committed), or -1; ok
-// tells whether the transaction committed. A failure of the transaction itself is given to
-// every write (fail).
-func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad int, ok bool) {
+// after changing the transaction (which is then rolled back, nothing committed), or -1;
+// committed is how many writes the transaction committed (0 when it did not commit). A
+// failure of the transaction itself is given to every write (fail).
+func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committed int) {
 	if err := rt.control(qBegin); err != nil {
 		fail(fmt.Errorf("begin: %w", err))
-		return -1, false
+		return -1, 0
 	}
 	t := txStmts{rt}
 	stored := 0 // writes that ran without error and wait for the commit
@@ -211,32 +211,32 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad int, ok 
 				continue // it changed nothing
 			}
 			rt.control(qRollback)
-			return i, false
+			return i, 0
 		}
 		stored++
 	}
 	if stored == 0 {
 		rt.control(qRollback)
-		return -1, false
+		return -1, 0
 	}
 	if err := s.indexSearch(rt); err != nil {
 		rt.control(qRollback)
 		fail(err)
-		return -1, false
+		return -1, 0
 	}
 	if err := s.writeSeqs(rt); err != nil {
 		rt.control(qRollback)
 		fail(err)
-		return -1, false
+		return -1, 0
 	}
 	if err := rt.control(qCommit); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
 		rt.control(qRollback)
 		fail(fmt.Errorf("commit: %w", err))
-		return -1, false
+		return -1, 0
 	}
-	return -1, true
+	return -1, stored
 }
 
 // batchCommitted updates the memories with what a committed batch of n writes stored, before
