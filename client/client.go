@@ -69,6 +69,9 @@ type Option func(*Client)
 // dial and header timeouts but no overall timeout, which would cut event streams.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
+// DefaultUserAgent is the User-Agent a Client sends unless WithUserAgent sets another.
+func DefaultUserAgent() string { return "parley-client/" + version.String() }
+
 // WithUserAgent sets the User-Agent header of every request.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
@@ -83,7 +86,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		base:      strings.TrimRight(baseURL, "/"),
 		token:     token,
 		hc:        http.DefaultClient,
-		userAgent: "parley-client/" + version.String(),
+		userAgent: DefaultUserAgent(),
 		mu:        &sync.Mutex{},
 		callers:   map[*parley.Caller]string{},
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley/client"
-	"github.com/parleyhq/parley/internal/version"
 )
 
 // poster is one seat's HTTP client for the posting phases: it sends what client.Client.Post
@@ -54,7 +53,7 @@ func newPoster(base, room, token string) (*poster, error) {
 	}
 	head := "POST " + u.RequestURI() + " HTTP/1.1\r\n" +
 		"Host: " + u.Host + "\r\n" +
-		"User-Agent: parley-client/" + version.String() + "\r\n" +
+		"User-Agent: " + client.DefaultUserAgent() + "\r\n" +
 		"Authorization: Bearer " + token + "\r\n" +
 		"Accept: application/json\r\n" +
 		"Content-Type: text/plain; charset=utf-8\r\n" +
