@@ -57,8 +57,10 @@ type Store struct {
 	// searchByBatch: the committer keeps the search index (batch.go). False on a database
 	// whose index is kept by migration 0003's trigger or was taken away.
 	searchByBatch bool
-	once          sync.Once // Close
-	err           error     // of Close
+	lag           searchLag     // the messages the committer has not indexed yet (batch.go)
+	searchIdle    time.Duration // searchIdle, but for tests
+	once          sync.Once     // Close
+	err           error         // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
@@ -101,7 +103,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)
@@ -114,6 +116,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if s.searchByBatch, err = searchByBatch(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if s.searchByBatch {
+		if err := catchUpAll(ctx, write); err != nil {
+			write.Close()
+			return nil, fmt.Errorf("open sqlite %s: search index: %w", path, err)
+		}
 	}
 
 	read, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&"+common)
