@@ -103,10 +103,11 @@ func (s *Store) committer() {
 			batch = append(batch, o)
 		default:
 			// Nothing waiting: the moment to checkpoint (checkpoint.go), and, should nothing
-			// come for a while, to index what the batches left (batch.go).
+			// come for a while, to index what the batches left (batch.go) and to try the
+			// checkpoint again if the checkpointer was still copying.
 			s.checkpointIfDue()
 			var idled <-chan time.Time
-			if s.lag.n > 0 {
+			if s.lag.n > 0 || s.ckptDue {
 				idle.Reset(s.searchIdle)
 				idled = idle.C
 			}
@@ -262,7 +263,7 @@ func (s *Store) batchCommitted(rt *rawTx, n int) {
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
 	s.searchCommitted(&rt.b)
-	s.ckptWritten += ckptPages(n)
+	s.wroteForCheckpoint(ckptPages(n))
 }
 
 // refusal tells whether err is the service's own answer to a write (a repeat, a room not

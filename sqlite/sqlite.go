@@ -68,8 +68,10 @@ type Store struct {
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
-	ckptWritten   int          // pages (estimated) since the last checkpoint (checkpoint.go)
-	ckptFrames    atomic.Int64 // frames the last checkpoint had copied (for the tests)
+	ckptWritten   int           // pages (estimated) since the last checkpoint (checkpoint.go)
+	ckptDue       bool          // the committer checkpoints when next idle
+	ckpt          *checkpointer // copies the WAL beside the committer (checkpoint.go)
+	ckptFrames    atomic.Int64  // frames the last checkpoint had copied (for the tests)
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -148,6 +150,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
 		}
 	}
+	if err := s.startCheckpointer(path + "?" + common); err != nil {
+		s.w.close()
+		read.Close()
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
 	s.startCommitter()
 	return s, nil
 }
@@ -156,12 +164,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
+		ckptErr := s.stopCheckpointer()
 		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()
 		s.r.close()
-		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {
+		if err := errors.Join(ckptErr, s.read.Close(), s.write.Close()); err != nil {
 			s.err = fmt.Errorf("close sqlite %s: %w", s.path, err)
 		}
 	})
