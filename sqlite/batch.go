@@ -12,13 +12,13 @@ import (
 // The search index (migration 0003) is written in chunks. FTS5 writes the terms it holds in
 // memory to disk as a new index segment at the end of every statement that indexes rows (and
 // merges segments later), about nine pages however few messages it holds: indexed in each
-// group commit, a batch of seven posts paid as many pages for the index as for the posts.
+// group commit, a batch of seven posts wrote a third of its pages for the index.
 // So the committer leaves the messages of most batches unindexed and indexes them together,
 // in one statement per room, inside the transaction of a later batch once searchChunk of them
 // wait, or in a transaction of its own once no write has come for searchIdle.
 //
 // A search never misses a committed message for it: the room's index is first brought up to
-// its last message (Search, catchUpRoom), through the committer, in the batch running then,
+// its last message (Search, searchCurrent), through the committer, in the batch running then,
 // when the room has messages not yet indexed. search_progress (migration 0005) holds each
 // room's indexed seq, written in the transaction that indexes, so an index is always exactly
 // the messages up to it; Open indexes what a crash or a stop left behind, and Close what
