@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"io"
+	"sync/atomic"
 )
 
 // Checkpoints. In WAL mode a commit appends pages to the -wal file, and a checkpoint copies
@@ -25,26 +27,98 @@ import (
 // again and grows without bound (160 MB after 3,000 appends in one try), and appends to an
 // ever longer file make every fsync dearer.
 
-// ckptEvery is how many pages written make the committer checkpoint when next idle, SQLite's
-// own default; ckptBackstop is the writer's wal_autocheckpoint, in pages.
+// The copy itself need not stop the committer, though: a PASSIVE checkpoint on another
+// connection copies the frames committed before it began while the committer goes on
+// appending. So once the batches have written about ckptEvery pages, a checkpointer goroutine
+// of its own connection copies them, and the committer's own checkpoint at its next idle
+// moment after that only has the frames written meanwhile left to copy (a few batches' worth,
+// and the fsync of the database file): it is what lets the WAL start again, and it is short.
+// The committer does not checkpoint while the checkpointer runs (SQLite would refuse it as
+// busy, and it would copy what the checkpointer is copying).
+
+// ckptEvery is how many pages written make the checkpointer copy them (16 MB of WAL; each
+// copy is followed by one of the committer's, which stops it for two fsyncs, so fewer copies
+// mean fewer posts that wait for one); ckptBackstop is the writer's wal_autocheckpoint, in
+// pages.
 const (
-	ckptEvery    = 1000
-	ckptBackstop = 4000
+	ckptEvery    = 4000
+	ckptBackstop = 16000
 )
 
 // ckptPages estimates the pages a batch of n writes adds to the WAL: about ten that every
-// commit changes (the room, the search index, the index pages the appends share) and two per
-// append (its message and its seat's index pages). It only decides when to checkpoint.
+// commit changes (the room, the index pages the appends share) and two per append (its
+// message and its seat's index pages). It only decides when to checkpoint.
 func ckptPages(n int) int { return 10 + 2*n }
 
-// checkpointIfDue runs a PASSIVE checkpoint on the committer's connection if enough pages
-// were written since the last one. The caller makes sure no write is waiting. A failure is
-// left for the next try: the WAL then only grows, which costs disk, not data.
-func (s *Store) checkpointIfDue() {
-	if s.ckptWritten < ckptEvery {
+// checkpointer is the goroutine that copies the WAL into the database beside the committer.
+type checkpointer struct {
+	db      *sql.DB       // one connection, its own
+	kick    chan struct{} // the committer asks for a copy (buffered: one waits at most)
+	running atomic.Bool   // a copy is under way, or asked for
+	copies  atomic.Int64  // copies made (for the tests)
+	done    chan struct{}
+}
+
+// startCheckpointer opens the checkpointer's connection and starts it.
+func (s *Store) startCheckpointer(dsn string) error {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	s.ckpt = c
+	go func() {
+		defer close(c.done)
+		for range c.kick {
+			// A failure is left for the committer's own checkpoint and the next copy.
+			s.passive(context.Background(), c.db)
+			c.copies.Add(1)
+			c.running.Store(false)
+		}
+	}()
+	return nil
+}
+
+// stopCheckpointer waits for the copy under way, if any, and closes the connection. The
+// committer has stopped: nothing kicks it any more.
+func (s *Store) stopCheckpointer() error {
+	if s.ckpt == nil {
+		return nil
+	}
+	close(s.ckpt.kick)
+	<-s.ckpt.done
+	return s.ckpt.db.Close()
+}
+
+// wroteForCheckpoint counts the pages a committed batch wrote (estimated), and has the
+// checkpointer copy them once they make ckptEvery.
+func (s *Store) wroteForCheckpoint(pages int) {
+	s.ckptWritten += pages
+	if s.ckptWritten < ckptEvery || s.ckpt == nil || s.ckpt.running.Load() {
 		return
 	}
 	s.ckptWritten = 0
+	s.ckptDue = true
+	s.ckpt.running.Store(true)
+	s.ckpt.kick <- struct{}{} // never blocks: running was false, so the channel is empty
+}
+
+// checkpointIfDue runs a PASSIVE checkpoint on the committer's connection once the
+// checkpointer has copied what it was asked to (or without it, once enough pages were
+// written). The caller makes sure no write is waiting. A failure is left for the next try:
+// the WAL then only grows, which costs disk, not data.
+func (s *Store) checkpointIfDue() {
+	if s.ckpt == nil && s.ckptWritten >= ckptEvery {
+		s.ckptWritten, s.ckptDue = 0, true
+	}
+	if !s.ckptDue || s.ckpt != nil && s.ckpt.running.Load() {
+		return
+	}
+	s.ckptDue = false
 	conn, err := s.write.Conn(context.Background())
 	if err != nil {
 		return
@@ -55,18 +129,40 @@ func (s *Store) checkpointIfDue() {
 		if !ok {
 			return nil
 		}
-		rows, err := rc.QueryContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)", nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		vals := make([]driver.Value, 3) // busy, frames in the WAL, frames copied
-		if err := rows.Next(vals); err != nil && err != io.EOF {
-			return err
-		}
-		if n, ok := vals[2].(int64); ok {
+		if n, err := walCheckpoint(rc); err == nil {
 			s.ckptFrames.Store(n)
 		}
 		return nil
 	})
+}
+
+// passive runs a PASSIVE checkpoint on db's connection.
+func (s *Store) passive(ctx context.Context, db *sql.DB) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	conn.Raw(func(dc any) error {
+		if rc, ok := dc.(rawConn); ok {
+			walCheckpoint(rc)
+		}
+		return nil
+	})
+}
+
+// walCheckpoint runs PRAGMA wal_checkpoint(PASSIVE) and returns how many frames of the WAL
+// are in the database file.
+func walCheckpoint(rc rawConn) (int64, error) {
+	rows, err := rc.QueryContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, 3) // busy, frames in the WAL, frames copied
+	if err := rows.Next(vals); err != nil && err != io.EOF {
+		return 0, err
+	}
+	n, _ := vals[2].(int64)
+	return n, nil
 }

@@ -35,6 +35,7 @@ func TestCrashSoleChild(t *testing.T) {
 func TestCrashSole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	storetest.Crash(t, mustOpenPath(t, path), crashSoleEnv, path, "TestCrashSoleChild")
+	reopen(t, path)
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -47,13 +48,37 @@ func TestCrashSole(t *testing.T) {
 // append it acknowledged is there, whole, and that seqs continue without a gap.
 func TestCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	storetest.Crash(t, mustOpenPath(t, path), crashEnv, path, "TestCrashChild")
-	// The search index is written by the committer in each batch's transaction: after the
-	// kills it holds exactly the messages that survived.
+	s := mustOpenPath(t, path)
+	storetest.Crash(t, s, crashEnv, path, "TestCrashChild")
+	// The killed children left messages unindexed, and the parent's own last ones may wait
+	// for a chunk: a search finds them all the same.
+	msgs, err := s.Messages(t.Context(), "crash", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := s.Search(t.Context(), "crash", []string{"post", "after"}, len(msgs)+1)
+	if err != nil || len(found) != len(msgs) {
+		t.Fatalf("search after the crashes: %d of %d messages, %v", len(found), len(msgs), err)
+	}
+	// Once the store is stopped and opened again, the search index holds exactly the
+	// messages that survived.
+	reopen(t, path)
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	sqlite.WantIndexExact(t, db)
+}
+
+// reopen opens the database at path and closes it: the store indexes what waits.
+func reopen(t *testing.T, path string) {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -277,3 +277,6 @@ func (d *dedupMemory) forgetRoom(room string) {
 		}
 	}
 }
+
+// maxSeq is larger than any seq.
+const maxSeq = 1<<63 - 1

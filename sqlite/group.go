@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parleyhq/parley"
 )
@@ -93,18 +94,33 @@ func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, t txStmts
 
 func (s *Store) committer() {
 	defer close(s.committerDone)
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
 	for {
 		var batch []*txOp
 		select {
 		case o := <-s.ops:
 			batch = append(batch, o)
 		default:
-			// Nothing waiting: the moment to checkpoint (checkpoint.go).
+			// Nothing waiting: the moment to checkpoint (checkpoint.go), and, should nothing
+			// come for a while, to index what the batches left (batch.go) and to try the
+			// checkpoint again if the checkpointer was still copying.
 			s.checkpointIfDue()
+			var idled <-chan time.Time
+			if s.lag.n > 0 || s.ckptDue {
+				idle.Reset(s.searchIdle)
+				idled = idle.C
+			}
 			select {
 			case o := <-s.ops:
 				batch = append(batch, o)
+				idle.Stop()
+			case <-idled:
+				s.indexWaiting()
+				continue
 			case <-s.quit:
+				idle.Stop()
+				s.indexWaiting()
 				return
 			}
 		}
@@ -219,16 +235,18 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committ
 		rt.control(qRollback)
 		return -1, 0
 	}
-	if err := s.indexSearch(rt); err != nil {
-		rt.control(qRollback)
-		fail(err)
-		return -1, 0
-	}
 	if err := s.writeSeqs(rt); err != nil {
 		rt.control(qRollback)
 		fail(err)
 		return -1, 0
 	}
+	indexed, err := s.indexSearch(rt)
+	if err != nil {
+		rt.control(qRollback)
+		fail(err)
+		return -1, 0
+	}
+	rt.b.indexed = indexed
 	if err := rt.control(qCommit); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
@@ -244,7 +262,8 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committ
 func (s *Store) batchCommitted(rt *rawTx, n int) {
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
-	s.ckptWritten += ckptPages(n)
+	s.searchCommitted(&rt.b)
+	s.wroteForCheckpoint(ckptPages(n))
 }
 
 // refusal tells whether err is the service's own answer to a write (a repeat, a room not

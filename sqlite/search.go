@@ -23,5 +23,8 @@ func (s *Store) Search(ctx context.Context, room string, words []string, limit i
 	if match == "" || limit <= 0 {
 		return nil, nil
 	}
+	if err := s.searchCurrent(ctx, room); err != nil {
+		return nil, err
+	}
 	return s.RunSearch(ctx, querySearch, match, room, limit)
 }

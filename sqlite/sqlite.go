@@ -57,8 +57,10 @@ type Store struct {
 	// searchByBatch: the committer keeps the search index (batch.go). False on a database
 	// whose index is kept by migration 0003's trigger or was taken away.
 	searchByBatch bool
-	once          sync.Once // Close
-	err           error     // of Close
+	lag           searchLag     // the messages the committer has not indexed yet (batch.go)
+	searchIdle    time.Duration // searchIdle, but for tests
+	once          sync.Once     // Close
+	err           error         // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
@@ -66,8 +68,10 @@ type Store struct {
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
-	ckptWritten   int          // pages (estimated) since the last checkpoint (checkpoint.go)
-	ckptFrames    atomic.Int64 // frames the last checkpoint had copied (for the tests)
+	ckptWritten   int           // pages (estimated) since the last checkpoint (checkpoint.go)
+	ckptDue       bool          // the committer checkpoints when next idle
+	ckpt          *checkpointer // copies the WAL beside the committer (checkpoint.go)
+	ckptFrames    atomic.Int64  // frames the last checkpoint had copied (for the tests)
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails
@@ -101,7 +105,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats()}
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)
@@ -114,6 +118,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if s.searchByBatch, err = searchByBatch(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if s.searchByBatch {
+		if err := catchUpAll(ctx, write); err != nil {
+			write.Close()
+			return nil, fmt.Errorf("open sqlite %s: search index: %w", path, err)
+		}
 	}
 
 	read, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&"+common)
@@ -140,6 +150,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
 		}
 	}
+	if err := s.startCheckpointer(path + "?" + common); err != nil {
+		s.w.close()
+		read.Close()
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
 	s.startCommitter()
 	return s, nil
 }
@@ -148,12 +164,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
+		ckptErr := s.stopCheckpointer()
 		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()
 		s.r.close()
-		if err := errors.Join(s.read.Close(), s.write.Close()); err != nil {
+		if err := errors.Join(ckptErr, s.read.Close(), s.write.Close()); err != nil {
 			s.err = fmt.Errorf("close sqlite %s: %w", s.path, err)
 		}
 	})

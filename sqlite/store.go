@@ -236,7 +236,7 @@ func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 		if err := sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a); err != nil {
 			return err
 		}
-		t.stored(a.Room.Name, 1, maxSeq)
+		t.t.b.indexNow(a.Room.Name)
 		return nil
 	})
 }
