@@ -222,7 +222,8 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	}
 	i++
 	var seats seatStates
-	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes); err != nil {
+	var mode string
+	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes, &mode); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			br.Close()
 			for _, o := range ops {
@@ -391,7 +392,12 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 // posters): their names, whether each is revoked, and their token hashes, in three arrays
 // (NULL when there are none). The seats are read from the statement's snapshot, taken before
 // it waits for the lock: a revocation or rotation committed before the batch began is seen.
-const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
+//
+// It also sets plan_cache_mode to force_generic_plan until the transaction ends, for the
+// batch's later statements: PostgreSQL would otherwise plan the dedup checks (qChecks) again
+// on every execution, as their generic plan's estimate never beats a custom one, which cost
+// more than running them. The generic plan reads the same indexes (TestDuplicateQueryPlan).
+const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes, set_config('plan_cache_mode', 'force_generic_plan', true)
 	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
 		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
 	WHERE r.name = $1 FOR NO KEY UPDATE OF r`
