@@ -28,25 +28,29 @@ import (
 // batch, one transaction, and the batch holds the lock for two round trips:
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
-//     stats of the room does not wait for), every append's idempotency check, and the dedup
-//     checks of them all in one statement, pipelined. They run after the lock, so they see
-//     every append to the room that any process committed before it.
-//  2. Here, in order: an append whose key the room already holds, or an earlier append of the
-//     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
-//     batch, is refused; the others get the next seqs, one after the other. Then their
-//     writes (every message in one INSERT from arrays when there are several, each with
-//     its words for the search index; then each append's lapse, asks and answers), the
-//     room's new last_seq with one NOTIFY in the same statement, and COMMIT, pipelined: the
-//     commit's flush ends the round trip.
+//     stats of the room does not wait for) in a statement that also reads the seats the
+//     appends post as (Append.Poster) and has the transaction use generic plans (qLock),
+//     every append's idempotency check, and the dedup checks of them all in one statement,
+//     pipelined. The checks run after the lock, so they see every append to the room that
+//     any process committed before it.
+//  2. Here, in order: an append whose seat is revoked, gone or holds another token now is
+//     refused (parley.PosterError); an append whose key the room already holds, or an
+//     earlier append of the batch holds, is a replay; one whose body repeats an earlier
+//     message, stored or of the batch, is refused; the others get the next seqs, one after
+//     the other. Then their writes (every message in one INSERT from arrays, each with its
+//     words for the search index, in one statement with the room's new last_seq and one
+//     NOTIFY; then each append's lapse, asks and answers), and COMMIT, pipelined: the
+//     commit's flush ends the round trip. A batch run a statement per append (below) inserts
+//     each message alone and raises last_seq in a statement of its own.
 //
 // A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
 // refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
 // batch starts again without it (when a statement for the whole batch failed, the dedup checks
 // or the INSERT of every message, first again with one per append, to learn whose it was),
-// from the lock, so that no seq is lost and every check sees what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
-// finds its ask closed updates no row rather than failing. Nothing returns before its commit:
-// the guarantee is the one of a transaction per append; only the lock and the flush are
-// shared.
+// from the lock, so that no seq is lost and every check sees what is now there. A batch with a
+// lapse does not pipeline its COMMIT, since a lapse that finds its ask closed updates no row
+// rather than failing. Nothing returns before its commit: the guarantee is the one of a
+// transaction per append; only the lock and the flush are shared.
 //
 // A batch takes the appends already waiting; it never waits for more, so a lone append is
 // committed at once.
