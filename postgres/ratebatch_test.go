@@ -14,8 +14,7 @@ import (
 
 // TestRateBatchAsIfAlone runs a long, mixed sequence of takes twice on one database: in room
 // "b" as batches of parley_take_rates, in room "a" one at a time through parley_take_rate,
-// the function each take called before batches, and in room "c" one at a time through takeOne,
-// the one statement a lone take runs. Every answer and, after each batch, every
+// the function each take called before batches. Every answer and, after each batch, every
 // bucket's level and time must be the same: a batch answers each take as if it had run alone
 // after the ones before it. The sequence has buckets seen for the first time, refusals (of the
 // first bucket and of a later one), refills, tokens, a clock behind and takes that repeat a
@@ -27,7 +26,7 @@ func TestRateBatchAsIfAlone(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := t.Context()
-	for _, room := range []string{"a", "b", "c"} {
+	for _, room := range []string{"a", "b"} {
 		if _, err := s.pool.Exec(ctx, `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
 			t.Fatal(err)
 		}
@@ -70,14 +69,6 @@ func TestRateBatchAsIfAlone(t *testing.T) {
 				t.Fatalf("batch %d take %d alone: %v", batch, i, err)
 			}
 			want = append(want, r)
-			// Room "c" takes them one at a time as a lone take does (takeOne).
-			one, err := s.takeOne(ctx, "c", nows[i], takes[i])
-			if err != nil {
-				t.Fatalf("batch %d take %d one: %v", batch, i, err)
-			}
-			if one != r {
-				t.Fatalf("batch %d take %d %+v at %v: one statement %+v, parley_take_rate %+v", batch, i, takes[i], nows[i], one, r)
-			}
 		}
 		ops := make([]*rateOp, size)
 		for i := range ops {
@@ -99,9 +90,6 @@ func TestRateBatchAsIfAlone(t *testing.T) {
 		}
 		if a, b := bucketRows(t, s, "a"), bucketRows(t, s, "b"); a != b {
 			t.Fatalf("after batch %d the buckets differ:\nalone:   %s\nbatched: %s", batch, a, b)
-		}
-		if a, c := bucketRows(t, s, "a"), bucketRows(t, s, "c"); a != c {
-			t.Fatalf("after batch %d the buckets differ:\nparley_take_rate: %s\none statement:    %s", batch, a, c)
 		}
 	}
 	t.Logf("%d takes granted, %d refused", took, refused)

@@ -86,11 +86,10 @@ func (s *Store) runRates(room string, batch []*rateOp) {
 		live = append(live, o)
 	}
 	if len(live) == 1 {
-		// Alone, a take costs less through one statement, which answers it as
-		// parley_take_rate would and locks its buckets in the same order
-		// (TestRateBatchAsIfAlone).
+		// Alone, a take costs less through parley_take_rate, which answers it the
+		// same and locks its buckets in the same order (TestRateBatchAsIfAlone).
 		o := live[0]
-		o.out, o.err = s.takeOne(context.Background(), room, o.now, o.buckets)
+		o.out, o.err = s.takeRateAlone(context.Background(), room, o.now, o.buckets)
 	} else {
 		s.takeBatch(context.Background(), room, live)
 	}
@@ -205,46 +204,6 @@ func rateAnswer(short int, wait float64, n int) (parley.RateTake, error) {
 	}
 	d := time.Duration(math.Min(wait, 1e6) * float64(time.Second))
 	return parley.RateTake{Short: short, Wait: max(d, time.Microsecond)}, nil
-}
-
-// qTakeRate is parley_take_rate (migration 0005) as one plain statement, for buckets whose
-// rows all exist: PostgreSQL runs it without a PL/pgSQL call and its two statements per bucket.
-// It locks the rows in the order given ($3 … $7 as parley_take_rate's arrays), finds the first
-// bucket that lacks (short, 0-based, and the seconds until it holds its n) or, when none does
-// and every row was found, takes from each. Its first column counts the rows found: fewer than
-// the buckets, and it took nothing, and the take must go through the function, which creates
-// the missing rows.
-const qTakeRate = `WITH want AS (
-	SELECT * FROM unnest($3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[])
-		WITH ORDINALITY AS w(seat, kind, n, rate, burst, i)
-), cur AS (
-	SELECT w.i, w.n, w.rate, b.seat, b.kind,
-		least(w.burst, b.level + w.rate * greatest(0, extract(epoch FROM $2::timestamptz - b.at)::float8)) AS c
-	FROM want w JOIN rate_buckets b ON b.room = $1 AND b.seat = w.seat AND b.kind = w.kind
-	ORDER BY w.i
-	FOR UPDATE OF b
-), lack AS (
-	SELECT i, (n - c) / rate AS wait FROM cur WHERE c < n - 1e-9 ORDER BY i LIMIT 1
-), take AS (
-	UPDATE rate_buckets b SET level = greatest(0, cur.c - cur.n), at = greatest(b.at, $2)
-	FROM cur
-	WHERE b.room = $1 AND b.seat = cur.seat AND b.kind = cur.kind
-		AND NOT EXISTS (SELECT 1 FROM lack) AND (SELECT count(*) FROM cur) = cardinality($3::text[])
-)
-SELECT (SELECT count(*) FROM cur)::int, coalesce((SELECT i - 1 FROM lack), -1)::int, coalesce((SELECT wait FROM lack), 0)`
-
-// takeOne is one take, the buckets in rateKeyOrder: through qTakeRate, or through
-// parley_take_rate when a bucket's row is missing.
-func (s *Store) takeOne(ctx context.Context, room string, now time.Time, buckets []parley.RateBucket) (parley.RateTake, error) {
-	var found, short int
-	var wait float64
-	if err := s.pool.QueryRow(ctx, qTakeRate, rateArgs(room, now, buckets)...).Scan(&found, &short, &wait); err != nil {
-		return parley.RateTake{}, fmt.Errorf("take rate: %w", err)
-	}
-	if found < len(buckets) {
-		return s.takeRateAlone(ctx, room, now, buckets)
-	}
-	return rateAnswer(short, wait, len(buckets))
 }
 
 // takeRateAlone is one take through parley_take_rate (migration 0005): how a batch of one runs,
