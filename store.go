@@ -107,11 +107,11 @@ type Append struct {
 }
 
 // PosterError is the refusal of a post by seat want, authenticated earlier, given the room's
-// seat of that name now (cur, nil when the room has none): nil when cur is want's seat,
-// unrevoked and, when want names a token hash, with that token.
+// seat of that name now (cur, nil when the room has none): nil when cur is want's seat (want
+// names this room, or none), unrevoked and, when want names a token hash, with that token.
 func PosterError(room string, want, cur *Seat) error {
 	switch {
-	case cur == nil:
+	case cur == nil || (want.Room != "" && want.Room != room):
 		return Errorf(EFORBIDDEN, "seat %s does not sit in room %s", want.Name, room)
 	case !cur.Active():
 		return Errorf(EFORBIDDEN, "seat %s was revoked", want.Name).

@@ -54,6 +54,12 @@ func testPoster(t *testing.T, s parley.Store) {
 
 	_, err = s.Append(ctx(t), posterAppend("limiter", &parley.Seat{Room: "limiter", Name: "ghost"}, "v1 note load to all n=1\nghost"))
 	wantRefused(t, "an append by a seat the room lacks", err, "seat ghost does not sit in room limiter")
+	// A seat of the same name in another room is another seat.
+	MustCreateRoom(t, s, "other")
+	MustCreateSeat(t, s, "other", "alice")
+	elsewhere := &parley.Seat{Room: "other", Name: "alice", TokenHash: tokenHash("other", "alice")}
+	_, err = s.Append(ctx(t), posterAppend("limiter", elsewhere, "v1 note load to all n=1\nelsewhere"))
+	wantRefused(t, "an append to one room by another room's seat", err, "seat alice does not sit in room limiter")
 
 	// Refused and stored appends racing, so that a store that batches them decides both
 	// kinds in one batch: only the good ones take seqs, and those stay gapless.
