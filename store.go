@@ -1,6 +1,7 @@
 package parley
 
 import (
+	"bytes"
 	"context"
 	"time"
 )
@@ -96,6 +97,30 @@ type Append struct {
 	// message with the same Hash after DedupSince or among its last DedupLast messages.
 	DedupSince time.Time
 	DedupLast  int
+	// Poster, when set, is the message's seat as the caller authenticated it: the store
+	// refuses the append with PosterError's answer unless, in the append's own transaction,
+	// the room still holds that seat unrevoked (and, when Poster.TokenHash is set, with that
+	// token). The post path authenticates every request and leaves this last check of the
+	// seat to the append, where a revocation or rotation that any process committed before it
+	// is seen, without a read of its own.
+	Poster *Seat
+}
+
+// PosterError is the refusal of a post by seat want, authenticated earlier, given the room's
+// seat of that name now (cur, nil when the room has none): nil when cur is want's seat (want
+// names this room, or none), unrevoked and, when want names a token hash, with that token.
+func PosterError(room string, want, cur *Seat) error {
+	switch {
+	case cur == nil || (want.Room != "" && want.Room != room):
+		return Errorf(EFORBIDDEN, "seat %s does not sit in room %s", want.Name, room)
+	case !cur.Active():
+		return Errorf(EFORBIDDEN, "seat %s was revoked", want.Name).
+			WithHint("ask the room's admin for a new seat")
+	case len(want.TokenHash) > 0 && !bytes.Equal(want.TokenHash, cur.TokenHash):
+		return Errorf(EFORBIDDEN, "the token of seat %s was rotated", want.Name).
+			WithHint("use the seat's new token")
+	}
+	return nil
 }
 
 // Store persists everything the room server knows. sqlite.Store and postgres.Store implement

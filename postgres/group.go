@@ -28,25 +28,29 @@ import (
 // batch, one transaction, and the batch holds the lock for two round trips:
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
-//     stats of the room does not wait for), every append's idempotency check, and the dedup
-//     checks of them all in one statement, pipelined. They run after the lock, so they see
-//     every append to the room that any process committed before it.
-//  2. Here, in order: an append whose key the room already holds, or an earlier append of the
-//     batch holds, is a replay; one whose body repeats an earlier message, stored or of the
-//     batch, is refused; the others get the next seqs, one after the other. Then their
-//     writes (every message in one INSERT from arrays when there are several, each with
-//     its words for the search index; then each append's lapse, asks and answers), the
-//     room's new last_seq with one NOTIFY in the same statement, and COMMIT, pipelined: the
-//     commit's flush ends the round trip.
+//     stats of the room does not wait for) in a statement that also reads the seats the
+//     appends post as (Append.Poster) and has the transaction use generic plans (qLock),
+//     every append's idempotency check, and the dedup checks of them all in one statement,
+//     pipelined. The checks run after the lock, so they see every append to the room that
+//     any process committed before it.
+//  2. Here, in order: an append whose seat is revoked, gone or holds another token now is
+//     refused (parley.PosterError); an append whose key the room already holds, or an
+//     earlier append of the batch holds, is a replay; one whose body repeats an earlier
+//     message, stored or of the batch, is refused; the others get the next seqs, one after
+//     the other. Then their writes (every message in one INSERT from arrays, each with its
+//     words for the search index, in one statement with the room's new last_seq and one
+//     NOTIFY; then each append's lapse, asks and answers), and COMMIT, pipelined: the
+//     commit's flush ends the round trip. A batch run a statement per append (below) inserts
+//     each message alone and raises last_seq in a statement of its own.
 //
 // A write that fails (a lapsed ask no longer open, two asks on one line, a value PostgreSQL
 // refuses) aborts the transaction: it is rolled back, its append gets its own error, and the
 // batch starts again without it (when a statement for the whole batch failed, the dedup checks
 // or the INSERT of every message, first again with one per append, to learn whose it was),
-// from the lock, so that no seq is lost and every check sees what is now there. A batch with a lapse does not pipeline its COMMIT, since a lapse that
-// finds its ask closed updates no row rather than failing. Nothing returns before its commit:
-// the guarantee is the one of a transaction per append; only the lock and the flush are
-// shared.
+// from the lock, so that no seq is lost and every check sees what is now there. A batch with a
+// lapse does not pipeline its COMMIT, since a lapse that finds its ask closed updates no row
+// rather than failing. Nothing returns before its commit: the guarantee is the one of a
+// transaction per append; only the lock and the flush are shared.
 //
 // A batch takes the appends already waiting; it never waits for more, so a lone append is
 // committed at once.
@@ -179,7 +183,8 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	b := &pgx.Batch{}
 	owners := []stmtOwner{{}, {}}
 	b.Queue(`BEGIN`)
-	b.Queue(`SELECT last_seq FROM rooms WHERE name = $1 FOR NO KEY UPDATE`, room)
+	posters := postersOf(ops)
+	b.Queue(qLock, room, posters)
 	for _, o := range ops {
 		if o.m.IdempotencyKey != "" {
 			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
@@ -220,7 +225,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		return stmtErr(err)
 	}
 	i++
-	if err := br.QueryRow().Scan(&last); err != nil {
+	var seats seatStates
+	var mode string
+	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes, &mode); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			br.Close()
 			for _, o := range ops {
@@ -266,6 +273,12 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	var stored []*groupOp
 	lapses := false
 	for _, o := range ops {
+		if o.a.Poster != nil {
+			if err := seats.check(room, o.a.Poster); err != nil {
+				o.err, o.failed = err, true
+				continue
+			}
+		}
 		decide(o, stored)
 		if o.failed || o.out.Replay {
 			continue
@@ -291,12 +304,15 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	// Round trip 2: the writes and, unless a lapse must be checked first, the commit.
 	b = &pgx.Batch{}
 	owners = owners[:0]
-	multi := !perRow && len(stored) > 1
+	multi := !perRow
 	if multi {
-		// Every message in one statement: the asks, lapses and answers below come after
-		// it, in the batch's order, as they would after each message alone (a lapse or an
-		// answer names asks by seq, and an ask needs its message first).
-		b.Queue(qInsertMessages, messageArrays(room, stored)...)
+		// Every message in one statement, with the room's new last seq and its
+		// notification: the asks, lapses and answers below come after it, in the batch's
+		// order, as they would after each message alone (a lapse or an answer names asks
+		// by seq, and an ask needs its message first). The notification is delivered to
+		// every listener when, and only if, the transaction commits, and watchers want the
+		// room's last seq, so one says it for the whole batch.
+		b.Queue(qInsertMessagesSeq, append(messageArrays(room, stored), next, channel, payload(room, next))...)
 		owners = append(owners, stmtOwner{messages: true})
 	}
 	for _, o := range stored {
@@ -317,11 +333,11 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 			owners = append(owners, stmtOwner{op: o})
 		}
 	}
-	// The room's new last seq, and its notification in the same statement: delivered to every
-	// listener when, and only if, the transaction commits. Watchers want the room's last seq,
-	// so one notification says it for the whole batch.
-	b.Queue(qLastSeq, room, next, channel, payload(room, next))
-	owners = append(owners, stmtOwner{})
+	if !multi {
+		// The room's new last seq, and its notification in the same statement.
+		b.Queue(qLastSeq, room, next, channel, payload(room, next))
+		owners = append(owners, stmtOwner{})
+	}
 	if !lapses {
 		b.Queue(`COMMIT`)
 		owners = append(owners, stmtOwner{})
@@ -376,6 +392,52 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	return next, nil, nil
 }
 
+// qLock locks the room's row (its last seq, $1) and reads the seats named in $2 (the batch's
+// posters): their names, whether each is revoked, and their token hashes, in three arrays
+// (NULL when there are none). The seats are read from the statement's snapshot, taken before
+// it waits for the lock: a revocation or rotation committed before the batch began is seen.
+//
+// It also sets plan_cache_mode to force_generic_plan until the transaction ends, for the
+// batch's later statements: PostgreSQL would otherwise plan the dedup checks (qChecks) again
+// on every execution, as their generic plan's estimate never beats a custom one, which cost
+// more than running them. The generic plan reads the same indexes (TestDuplicateQueryPlan).
+const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes, set_config('plan_cache_mode', 'force_generic_plan', true)
+	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
+		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
+	WHERE r.name = $1 FOR NO KEY UPDATE OF r`
+
+// postersOf are the names of the seats that the batch's appends post as (Append.Poster), each
+// once, or nil.
+func postersOf(ops []*groupOp) []string {
+	var names []string
+	for _, o := range ops {
+		if p := o.a.Poster; p != nil && !slices.Contains(names, p.Name) {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// seatStates are qLock's seats.
+type seatStates struct {
+	names   []string
+	revoked []bool
+	hashes  [][]byte
+}
+
+// check is parley.PosterError for a seat that posts as want.
+func (s *seatStates) check(room string, want *parley.Seat) error {
+	i := slices.Index(s.names, want.Name)
+	if i < 0 || i >= len(s.revoked) || i >= len(s.hashes) {
+		return parley.PosterError(room, want, nil)
+	}
+	cur := &parley.Seat{Room: room, Name: want.Name, TokenHash: s.hashes[i]}
+	if s.revoked[i] {
+		cur.RevokedAt = new(time.Time) // revoked; when does not matter here
+	}
+	return parley.PosterError(room, want, cur)
+}
+
 // qLastSeq raises the room's last seq to $2 and notifies $3 with $4. A data-modifying WITH runs
 // whether or not the query reads it.
 const qLastSeq = `WITH raise AS (UPDATE rooms SET last_seq = $2 WHERE name = $1)
@@ -398,6 +460,13 @@ const qInsertMessages = `INSERT INTO messages
 	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::bigint[],
 		$9::bytea[], $10::integer[], $11::bytea[], $12::json[], $13::text[], $14::text[])
 		AS m(seq, seat, time, format, topic, intent, re, body, tokens, hash, notes, key, words)`
+
+// qInsertMessagesSeq is qInsertMessages and qLastSeq in one statement ($15 the room's new last
+// seq, $16 and $17 the notification), so that PostgreSQL starts one statement for them, not two.
+// A data-modifying WITH runs whether or not the query reads it.
+const qInsertMessagesSeq = `WITH ins AS (` + qInsertMessages + `),
+	raise AS (UPDATE rooms SET last_seq = $15 WHERE name = $1)
+	SELECT pg_notify($16, $17)`
 
 // messageArrays are qInsertMessages' arguments for the stored appends of a batch, from the
 // arguments of qInsertMessage that attempt made for each (o.args).

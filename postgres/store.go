@@ -49,7 +49,7 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 // either committed (and visible: READ COMMITTED takes a new snapshot per statement) or waiting.
 //
 // The appends of this process to one room waiting at the same moment share that transaction
-// and its commit (group.go), each in its own savepoint: one holder of the room's lock and one
+// and its commit (group.go), each decided as if it ran alone: one holder of the room's lock and one
 // WAL flush for all of them, instead of one after the other.
 func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {
 	m, err := sqlstore.Prepare(a)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +39,10 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			s.obs.Refused(code)
 		}
 	}()
-	seat, err := s.poster(ctx, c, room)
+	// The seat as this request authenticated it: the append checks it again in its own
+	// transaction (Append.Poster), which is the check that counts, so a post makes no read
+	// of its seat here.
+	seat, err := seatIn(c, room)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +128,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		Room: room, Seat: seat.Name, Time: now, Format: d.format, Topic: d.topic, Intent: d.intent,
 		Re: d.re, Body: d.body, Tokens: d.tokens, Hash: d.hash, Notes: notes, IdempotencyKey: key,
 	}
-	a := &parley.Append{Message: msg, Asks: asksOf(d, seat.Name), DedupSince: since, DedupLast: r.Policy.DedupMessages}
+	a := &parley.Append{Message: msg, Asks: asksOf(d, seat.Name), DedupSince: since, DedupLast: r.Policy.DedupMessages, Poster: seat}
 	for _, ask := range a.Asks {
 		if ask.Due != nil && !ask.Due.After(now) {
 			// Not refused: the sender may mean it. But the default applies at once.
@@ -217,8 +219,9 @@ func (s *Service) Lint(ctx context.Context, c *parley.Caller, room string, body 
 	return capWarnings(d.warnings), nil
 }
 
-// poster returns the caller's seat, fresh from the store: a seat revoked since its token was
-// authenticated must not get a post through.
+// poster returns the caller's seat, fresh from the store, for what checks a seat without an
+// append (Lint, a run's report): a seat revoked since its token was authenticated gets nothing
+// through. A post leaves the check to its append (Append.Poster).
 func (s *Service) poster(ctx context.Context, c *parley.Caller, room string) (*parley.Seat, error) {
 	seat, err := seatIn(c, room)
 	if err != nil {
@@ -226,18 +229,13 @@ func (s *Service) poster(ctx context.Context, c *parley.Caller, room string) (*p
 	}
 	cur, err := s.store.Seat(ctx, room, seat.Name)
 	if parley.ErrorCode(err) == parley.ENOTFOUND {
-		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s does not sit in room %s", seat.Name, room)
+		return nil, parley.PosterError(room, seat, nil)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "post: seat", err)
 	}
-	if !cur.Active() {
-		return nil, parley.Errorf(parley.EFORBIDDEN, "seat %s was revoked", seat.Name).
-			WithHint("ask the room's admin for a new seat")
-	}
-	if len(seat.TokenHash) > 0 && !slices.Equal(seat.TokenHash, cur.TokenHash) {
-		return nil, parley.Errorf(parley.EFORBIDDEN, "the token of seat %s was rotated", seat.Name).
-			WithHint("use the seat's new token")
+	if err := parley.PosterError(room, seat, cur); err != nil {
+		return nil, err
 	}
 	return cur, nil
 }

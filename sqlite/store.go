@@ -44,6 +44,20 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	if err != nil {
 		return parley.Appended{}, err
 	}
+	if a.Poster != nil {
+		// Before the append, as the post path read the seat before: a Sole store answers
+		// from its seat cache, which every revocation and rotation updates at once.
+		cur, err := s.Seat(ctx, m.Room, a.Poster.Name)
+		if parley.ErrorCode(err) == parley.ENOTFOUND {
+			cur, err = nil, nil
+		}
+		if err != nil {
+			return parley.Appended{}, fmt.Errorf("append: seat: %w", err)
+		}
+		if err := parley.PosterError(m.Room, a.Poster, cur); err != nil {
+			return parley.Appended{}, err
+		}
+	}
 	// Encoded here, by the caller's goroutine, rather than by the committer, whose time every
 	// post waits for.
 	notes, err := sqlstore.MarshalNotes(m.Notes)

@@ -16,13 +16,14 @@ type OpenPair func(t *testing.T) (parley.Store, parley.Store)
 
 // RunShared runs the checks for several stores on one database: appends through both are
 // gapless, an Idempotency-Key or a repeat posted through one is caught by the other, a racing
-// lapse wins once, and, when crossWatch is set, a Watch on one store is woken by an append
+// lapse wins once, a revocation or rotation through one refuses the other's append at once, and, when crossWatch is set, a Watch on one store is woken by an append
 // through the other.
 func RunShared(t *testing.T, open OpenPair, crossWatch bool) {
 	t.Run("GaplessConcurrent", func(t *testing.T) { testSharedGapless(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testSharedIdempotency(t, open) })
 	t.Run("Dedup", func(t *testing.T) { testSharedDedup(t, open) })
 	t.Run("LapseRace", func(t *testing.T) { testSharedLapseRace(t, open) })
+	t.Run("Poster", func(t *testing.T) { testSharedPoster(t, open) })
 	if crossWatch {
 		t.Run("Watch", func(t *testing.T) { testSharedWatch(t, open) })
 		t.Run("WatchSeats", func(t *testing.T) { testSharedWatchSeats(t, open) })

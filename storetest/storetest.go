@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"BodyBytesExact", testBodyBytesExact},
 		{"TimeRoundTrip", testTimeRoundTrip},
 		{"Idempotency", testIdempotency},
+		{"Poster", testPoster},
 		{"DedupWindow", testDedupWindow},
 		{"DedupLastN", testDedupLastN},
 		{"Asks", testAsks},
