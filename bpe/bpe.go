@@ -279,17 +279,20 @@ func (v *vocab) countPiece(p string, m *merger) int {
 	h ^= h >> 32
 	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
 	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
-	hot, mask := v.hot, v.hmask
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := &hot[i]
-		if e.meta == 0 {
-			break
-		}
-		if e.meta&check == want && e.key == k8 {
-			return 1
+	fb := filterBits(h)
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		hot, mask := v.hot, v.hmask
+		for i := h & mask; ; i = (i + 1) & mask {
+			e := &hot[i]
+			if e.meta == 0 {
+				break
+			}
+			if e.meta&check == want && e.key == k8 {
+				return 1
+			}
 		}
 	}
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb == fb && v.probe(v.table, v.mask, p, k8, h) != noRank {
+	if v.filter[h>>20&v.fmask]&fb == fb && v.probe(v.table, v.mask, p, k8, h) != noRank {
 		return 1
 	}
 	if n == 3 {

@@ -19,6 +19,9 @@ type vocab struct {
 	mask   uint64
 	filter []uint64 // a blocked Bloom filter of all the tokens (3 bits in one word per token),
 	fmask  uint64   // small enough for L2: most lookups that miss (merges try many) touch no table
+	// hfilt is the same for the hot tokens alone, small enough for L1: a merge candidate of
+	// higher rank (most of random letters') skips the hot table, whose probe would miss the cache.
+	hfilt  [hotFilterWords]uint64
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
@@ -54,6 +57,9 @@ const noRank = ^uint32(0)
 // training, so low ranks are frequent: on the test corpus 71% of o200k_base's tokens and 78%
 // of cl100k_base's are below 8192.
 const hotRanks = 8192
+
+// hotFilterWords is the size of the Bloom filter of the hot tokens (16 KiB: 16 bits a token).
+const hotFilterWords = 2048
 
 // parseVocab reads the compact form written by internal/vocabgen (see its doc) and builds the
 // tables, or takes them from tab (written by writeTables) when it holds them.
@@ -109,6 +115,10 @@ func parseVocab(data, tab string) (*vocab, error) {
 	size := 1 << bits.Len(uint((n-hotN)*4/3)) // load factor 3/8..3/4: the filter spares most misses the probing
 	words := 1 << bits.Len(uint(n/8))         // 8 to 16 bits per token: ~1-5% false positives
 	v.hmask, v.mask, v.fmask = uint64(hotSize-1), uint64(size-1), uint64(words-1)
+	for r := 0; r < hotN; r++ {
+		_, h := keyHash(blob[v.off[r]:v.off[r+1]])
+		v.hfilt[h>>20&(hotFilterWords-1)] |= filterBits(h)
+	}
 	if v.readTables(tab, hotSize, size, words) {
 		return v, nil
 	}
@@ -195,11 +205,14 @@ func (v *vocab) rank(t string) uint32 {
 		return noRank
 	}
 	k8, h := keyHash(t)
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	fb := filterBits(h)
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
-	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
-		return r
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+			return r
+		}
 	}
 	return v.probe(v.table, v.mask, t, k8, h)
 }
@@ -219,19 +232,22 @@ func (v *vocab) rankShort(t string) uint32 {
 	h ^= h >> 29
 	h *= hm2
 	h ^= h >> 32
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	fb := filterBits(h)
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
 	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
 	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
 	tab, mask := v.hot, v.hmask
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := &tab[i]
-		if e.meta == 0 {
-			break
-		}
-		if e.meta&check == want && e.key == k8 {
-			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		for i := h & mask; ; i = (i + 1) & mask {
+			e := &tab[i]
+			if e.meta == 0 {
+				break
+			}
+			if e.meta&check == want && e.key == k8 {
+				return uint32(e.meta&(1<<metaRankBits-1)) - 1
+			}
 		}
 	}
 	tab, mask = v.table, v.mask
@@ -249,10 +265,13 @@ func (v *vocab) rankShort(t string) uint32 {
 // rankPieceHash is rank for lookups that usually succeed (whole pieces): the hot table first.
 // k8 and h are keyHash(t), and len(t) <= v.maxLen.
 func (v *vocab) rankPieceHash(t string, k8, h uint64) uint32 {
-	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
-		return r
+	fb := filterBits(h)
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+			return r
+		}
 	}
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
 	return v.probe(v.table, v.mask, t, k8, h)
