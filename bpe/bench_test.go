@@ -91,7 +91,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseVocab(e.data, e.tab); err != nil {
+				if _, err := parseVocab(e.data, e.tab, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
