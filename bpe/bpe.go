@@ -25,16 +25,23 @@ type Encoding struct {
 	tab     string // the prebuilt hash tables (vocab.go)
 	tri     string // the list of three-byte strings inside tokens (cut.go)
 	split   func(s string, i int) int
-	special map[int]string // special tokens, for Decode only
+	pair    *[1 << 16]int32 // where its table of two-byte tokens goes (pairTables)
+	special map[int]string  // special tokens, for Decode only
 
 	once sync.Once
 	v    *vocab
 	err  error
 }
 
+// pairTables hold the encodings' tables of two-byte tokens outside the heap (they hold no
+// pointers), so that loading an encoding allocates little and a short run of parley tokens
+// needs no garbage collection.
+var pairTables [2][1 << 16]int32
+
 var encodings = []*Encoding{
 	{
 		name:  "o200k_base",
+		pair:  &pairTables[0],
 		data:  o200kData,
 		tab:   o200kTab,
 		tri:   o200kTri,
@@ -46,6 +53,7 @@ var encodings = []*Encoding{
 	},
 	{
 		name:  "cl100k_base",
+		pair:  &pairTables[1],
 		data:  cl100kData,
 		tab:   cl100kTab,
 		tri:   cl100kTri,
@@ -130,7 +138,7 @@ func Supply(name, data string) error {
 
 func (e *Encoding) load() {
 	loadClasses()
-	e.v, e.err = parseVocab(e.data, e.tab)
+	e.v, e.err = parseVocab(e.data, e.tab, e.pair)
 	if e.err == nil {
 		e.v.triList = e.tri
 	}
@@ -187,10 +195,11 @@ func (e *Encoding) Count(s string) int {
 // ids decode to their text (e.g. "<|endoftext|>"); ids that are no token decode to nothing.
 func (e *Encoding) Decode(ids []int) []byte {
 	v := e.v
+	off := v.offsets()
 	out := make([]byte, 0, len(ids)*4)
 	for _, id := range ids {
-		if id >= 0 && id < len(v.off)-1 {
-			out = append(out, v.token(uint32(id))...)
+		if id >= 0 && id < v.n {
+			out = append(out, v.blob[off[id]:off[id+1]]...)
 		} else if t, ok := e.special[id]; ok {
 			out = append(out, t...)
 		}
@@ -279,17 +288,20 @@ func (v *vocab) countPiece(p string, m *merger) int {
 	h ^= h >> 32
 	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
 	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
-	hot, mask := v.hot, v.hmask
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := &hot[i]
-		if e.meta == 0 {
-			break
-		}
-		if e.meta&check == want && e.key == k8 {
-			return 1
+	fb := filterBits(h)
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		hot, mask := v.hot, v.hmask
+		for i := h & mask; ; i = (i + 1) & mask {
+			e := &hot[i]
+			if e.meta == 0 {
+				break
+			}
+			if e.meta&check == want && e.key == k8 {
+				return 1
+			}
 		}
 	}
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb == fb && v.probe(v.table, v.mask, p, k8, h) != noRank {
+	if v.filter[h>>20&v.fmask]&fb == fb && v.probe(v.table, v.mask, p, k8, h) != noRank {
 		return 1
 	}
 	if n == 3 {

@@ -412,7 +412,7 @@ func TestCountPiece(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		found := 0
-		for r := 0; r+1 < len(v.off); r++ {
+		for r := 0; r < v.n; r++ {
 			tok := v.token(uint32(r))
 			if len(tok) < 3 || len(tok) > 8 {
 				continue

@@ -23,7 +23,7 @@ const tableLimit = 0x40000
 
 var (
 	classOnce  sync.Once
-	classTable []uint8 // [tableLimit]
+	classTable [tableLimit]uint8 // outside the heap, where the garbage collector does not count it
 )
 
 // asciiClass is the class of each byte below 0x80 (0 above), so that ASCII needs no table.
@@ -42,7 +42,7 @@ func classSearch(r rune) uint8 {
 
 // buildClassTable expands classRuns below tableLimit.
 func buildClassTable() {
-	t := make([]uint8, tableLimit)
+	t := classTable[:]
 	for i, run := range classRuns {
 		start := int(run >> 8)
 		if start >= tableLimit {
@@ -58,7 +58,6 @@ func buildClassTable() {
 			}
 		}
 	}
-	classTable = t
 }
 
 func loadClasses() { classOnce.Do(buildClassTable) }

@@ -75,8 +75,9 @@ func (v *vocab) cuts() *cutTable {
 // buildTri returns the bitmap of every three bytes found inside a token of v.
 func (v *vocab) buildTri() *[1 << 24 / 64]uint64 {
 	tri := new([1 << 24 / 64]uint64)
-	for r := 0; r+1 < len(v.off); r++ {
-		t := v.blob[v.off[r]:v.off[r+1]]
+	off := v.offsets()
+	for r := 0; r < v.n; r++ {
+		t := v.blob[off[r]:off[r+1]]
 		if len(t) < 3 {
 			continue
 		}

@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"unsafe"
@@ -27,18 +28,38 @@ import (
 // (see above), or 0 if there is none.
 func SafeCut(b []byte) int { return safeCutFrom(b, 1) }
 
-// safeCutFrom is SafeCut looking only at positions from on.
+// safeCutFrom is SafeCut looking only at positions from on. It reads eight positions at a
+// time where it can: x-7..x hold no cut unless b[x-7:x+1] holds a space or b[x-8:x] a newline,
+// so a long stretch without either (one line of no spaces: letters, digits, CJK) costs about
+// a tenth of the byte by byte loop.
 func safeCutFrom(b []byte, from int) int {
-	for x := len(b) - 1; x >= max(from, 1); x-- {
-		c, prev := b[x], b[x-1]
-		if prev == '\n' && c > ' ' && c < 0x7F && c != '/' {
-			return x
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	lo := max(from, 1)
+	x := len(b) - 1
+	for ; x-7 >= lo; x -= 8 {
+		sp := binary.LittleEndian.Uint64(b[x-7:]) ^ ' '*ones
+		nl := binary.LittleEndian.Uint64(b[x-8:]) ^ '\n'*ones
+		if (sp-ones)&^sp&highs == 0 && (nl-ones)&^nl&highs == 0 {
+			continue // no zero byte: no space, no newline
 		}
-		if c == ' ' && (prev|0x20)-'a' < 26 {
+		for y := x; y > x-8; y-- {
+			if isSafeCut(b, y) {
+				return y
+			}
+		}
+	}
+	for ; x >= lo; x-- {
+		if isSafeCut(b, x) {
 			return x
 		}
 	}
 	return 0
+}
+
+// isSafeCut reports whether b can be cut at x, 0 < x < len(b) (see above).
+func isSafeCut(b []byte, x int) bool {
+	c, prev := b[x], b[x-1]
+	return prev == '\n' && c > ' ' && c < 0x7F && c != '/' || c == ' ' && (prev|0x20)-'a' < 26
 }
 
 // streamBuffer is the size of the reads of CountReader.

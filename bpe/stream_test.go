@@ -77,6 +77,40 @@ func TestSafeCut(t *testing.T) {
 	}
 }
 
+// checkSafeCutFrom checks safeCutFrom(b, from), for every from, against the position by
+// position search it shortens (isSafeCut at each position, from the end).
+func checkSafeCutFrom(t *testing.T, s string) {
+	t.Helper()
+	b := []byte(s)
+	for from := 0; from <= len(b); from++ {
+		want := 0
+		for x := len(b) - 1; x >= max(from, 1); x-- {
+			if isSafeCut(b, x) {
+				want = x
+				break
+			}
+		}
+		if got := safeCutFrom(b, from); got != want {
+			t.Fatalf("safeCutFrom(%q, %d) = %d, want %d", s, from, got, want)
+		}
+	}
+}
+
+// TestSafeCutFrom checks the eight-at-a-time search on texts with cuts rare and frequent.
+func TestSafeCutFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for range 300 {
+		checkSafeCutFrom(t, randomStreamText(rng, 1+rng.IntN(80)))
+		// Long stretches with no space or newline, a cut now and then.
+		var sb strings.Builder
+		for sb.Len() < 100 {
+			sb.WriteString(strings.Repeat("x", rng.IntN(30)))
+			sb.WriteString([]string{" ", "\n", "a ", "\nb", "\n/", "  ", "\n\n"}[rng.IntN(7)])
+		}
+		checkSafeCutFrom(t, sb.String())
+	}
+}
+
 func FuzzSafeCut(f *testing.F) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	for range 20 {
@@ -87,6 +121,7 @@ func FuzzSafeCut(f *testing.F) {
 			return
 		}
 		checkCuts(t, s)
+		checkSafeCutFrom(t, s)
 		for _, name := range Names() {
 			e := mustGet(t, name)
 			n, size, err := e.CountReader(&chunkReader{s: s, rng: rand.New(rand.NewPCG(uint64(len(s)), 1))})

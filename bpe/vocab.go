@@ -11,17 +11,24 @@ import (
 // vocab is one encoding's mergeable tokens: their bytes in rank order and an open-addressing
 // hash table from token bytes to rank.
 type vocab struct {
-	blob   string   // the bytes of token 0, then token 1, ...
-	off    []uint32 // token r is blob[off[r]:off[r+1]]
-	hot    []slot   // the tokens of rank < hotRanks (the frequent ones), in a table that stays in cache
+	blob   string // the bytes of token 0, then token 1, ...
+	lens   string // the length of token 0, then token 1, ... (a byte each)
+	n      int    // the number of tokens
+	hot    []slot // the tokens of rank < hotRanks (the frequent ones), in a table that stays in cache
 	hmask  uint64
 	table  []slot // the other tokens
 	mask   uint64
 	filter []uint64 // a blocked Bloom filter of all the tokens (3 bits in one word per token),
 	fmask  uint64   // small enough for L2: most lookups that miss (merges try many) touch no table
+	// hfilt is the same for the hot tokens alone, small enough for L1: a merge candidate of
+	// higher rank (most of random letters') skips the hot table, whose probe would miss the cache.
+	hfilt  [hotFilterWords]uint64
 	maxLen int
 	byte1  [256]uint32 // rank of each one-byte token (all 256 exist)
 	pair   []int32     // [65536] rank of the two-byte token b0<<8|b1, or -1
+
+	offOnce sync.Once // off, made on first use (Decode): counting never needs it
+	off     []uint32  // token r is blob[off[r]:off[r+1]]
 
 	cutOnce sync.Once // the bitmaps of cut.go, made on the first long piece
 	cut     *cutTable
@@ -55,9 +62,13 @@ const noRank = ^uint32(0)
 // of cl100k_base's are below 8192.
 const hotRanks = 8192
 
+// hotFilterWords is the size of the Bloom filter of the hot tokens (16 KiB: 16 bits a token).
+const hotFilterWords = 2048
+
 // parseVocab reads the compact form written by internal/vocabgen (see its doc) and builds the
-// tables, or takes them from tab (written by writeTables) when it holds them.
-func parseVocab(data, tab string) (*vocab, error) {
+// tables, or takes them from tab (written by writeTables) when it holds them. The table of
+// two-byte tokens goes into pair, or a new array if pair is nil.
+func parseVocab(data, tab string, pair *[1 << 16]int32) (*vocab, error) {
 	const magic = "PBPE1\n"
 	if len(data) < len(magic)+4 || data[:len(magic)] != magic {
 		return nil, errors.New("bpe: corrupt vocabulary (magic)")
@@ -69,16 +80,19 @@ func parseVocab(data, tab string) (*vocab, error) {
 	}
 	blob := lens[n:]
 	lens = lens[:n]
-	v := &vocab{blob: blob, off: make([]uint32, n+1), pair: make([]int32, 1<<16)}
+	if pair == nil {
+		pair = new([1 << 16]int32)
+	}
+	v := &vocab{blob: blob, lens: lens, n: n, pair: pair[:]}
 	for i := range v.pair {
 		v.pair[i] = -1
 	}
 	for i := range v.byte1 {
 		v.byte1[i] = noRank
 	}
+	hotN := min(n, hotRanks)
 	var o uint32
 	for r := 0; r < n; r++ {
-		v.off[r] = o
 		l := int(lens[r])
 		if int(o)+l > len(blob) {
 			return nil, errors.New("bpe: corrupt vocabulary (size)")
@@ -89,10 +103,13 @@ func parseVocab(data, tab string) (*vocab, error) {
 		case 2:
 			v.pair[int(blob[o])<<8|int(blob[o+1])] = int32(r)
 		}
+		if r < hotN {
+			_, h := keyHash(blob[o : int(o)+l])
+			v.hfilt[h>>20&(hotFilterWords-1)] |= filterBits(h)
+		}
 		o += uint32(l)
 		v.maxLen = max(v.maxLen, l)
 	}
-	v.off[n] = o
 	if n >= 1<<metaRankBits-1 || o > metaOffMask {
 		return nil, errors.New("bpe: vocabulary too large for the table layout")
 	}
@@ -104,7 +121,6 @@ func parseVocab(data, tab string) (*vocab, error) {
 			return nil, errors.New("bpe: corrupt vocabulary (a byte has no token)")
 		}
 	}
-	hotN := min(n, hotRanks)
 	hotSize := 1 << bits.Len(uint(hotN*2))    // load factor 1/4..1/2
 	size := 1 << bits.Len(uint((n-hotN)*4/3)) // load factor 3/8..3/4: the filter spares most misses the probing
 	words := 1 << bits.Len(uint(n/8))         // 8 to 16 bits per token: ~1-5% false positives
@@ -115,8 +131,9 @@ func parseVocab(data, tab string) (*vocab, error) {
 	v.hot = make([]slot, hotSize)
 	v.table = make([]slot, size)
 	v.filter = make([]uint64, words)
+	off := v.offsets()
 	for r := 0; r < n; r++ {
-		t := blob[v.off[r]:v.off[r+1]]
+		t := blob[off[r]:off[r+1]]
 		k8, h := keyHash(t)
 		v.filter[h>>20&v.fmask] |= filterBits(h)
 		tab, mask := v.hot, v.hmask
@@ -127,7 +144,7 @@ func parseVocab(data, tab string) (*vocab, error) {
 		for tab[i].meta != 0 {
 			i = (i + 1) & mask
 		}
-		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<metaLenShift | uint64(v.off[r])<<metaOffShift | h>>metaTagShift<<metaTagShift}
+		tab[i] = slot{k8, uint64(r+1) | uint64(len(t))<<metaLenShift | uint64(off[r])<<metaOffShift | h>>metaTagShift<<metaTagShift}
 	}
 	return v, nil
 }
@@ -182,8 +199,26 @@ func (v *vocab) writeTables() []byte {
 	return out
 }
 
+// offsets returns off, the start of each token's bytes in blob and the end of the last one.
+func (v *vocab) offsets() []uint32 {
+	v.offOnce.Do(func() {
+		off := make([]uint32, v.n+1)
+		var o uint32
+		for r := 0; r < v.n; r++ {
+			off[r] = o
+			o += uint32(v.lens[r])
+		}
+		off[v.n] = o
+		v.off = off
+	})
+	return v.off
+}
+
 // token returns the bytes of token r.
-func (v *vocab) token(r uint32) string { return v.blob[v.off[r]:v.off[r+1]] }
+func (v *vocab) token(r uint32) string {
+	off := v.offsets()
+	return v.blob[off[r]:off[r+1]]
+}
 
 // rank returns the rank of the token with bytes t, or noRank. For lookups that usually fail
 // (merge candidates): the Bloom filter first.
@@ -195,11 +230,14 @@ func (v *vocab) rank(t string) uint32 {
 		return noRank
 	}
 	k8, h := keyHash(t)
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	fb := filterBits(h)
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
-	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
-		return r
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+			return r
+		}
 	}
 	return v.probe(v.table, v.mask, t, k8, h)
 }
@@ -219,19 +257,22 @@ func (v *vocab) rankShort(t string) uint32 {
 	h ^= h >> 29
 	h *= hm2
 	h ^= h >> 32
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	fb := filterBits(h)
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
 	want := uint64(n)<<metaLenShift | h>>metaTagShift<<metaTagShift
 	const check = 0xFF<<metaLenShift | (1<<64-1)>>metaTagShift<<metaTagShift
 	tab, mask := v.hot, v.hmask
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := &tab[i]
-		if e.meta == 0 {
-			break
-		}
-		if e.meta&check == want && e.key == k8 {
-			return uint32(e.meta&(1<<metaRankBits-1)) - 1
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		for i := h & mask; ; i = (i + 1) & mask {
+			e := &tab[i]
+			if e.meta == 0 {
+				break
+			}
+			if e.meta&check == want && e.key == k8 {
+				return uint32(e.meta&(1<<metaRankBits-1)) - 1
+			}
 		}
 	}
 	tab, mask = v.table, v.mask
@@ -249,10 +290,13 @@ func (v *vocab) rankShort(t string) uint32 {
 // rankPieceHash is rank for lookups that usually succeed (whole pieces): the hot table first.
 // k8 and h are keyHash(t), and len(t) <= v.maxLen.
 func (v *vocab) rankPieceHash(t string, k8, h uint64) uint32 {
-	if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
-		return r
+	fb := filterBits(h)
+	if v.hfilt[h>>20&(hotFilterWords-1)]&fb == fb {
+		if r := v.probe(v.hot, v.hmask, t, k8, h); r != noRank {
+			return r
+		}
 	}
-	if fb := filterBits(h); v.filter[h>>20&v.fmask]&fb != fb {
+	if v.filter[h>>20&v.fmask]&fb != fb {
 		return noRank
 	}
 	return v.probe(v.table, v.mask, t, k8, h)

@@ -61,7 +61,7 @@ var updateTables = flag.Bool("update-tables", false, "rewrite data/*.tab from a 
 // three-byte strings (data/*.tri) are those of the tokens and read back to the same bitmap.
 func TestTables(t *testing.T) {
 	for _, e := range encodings {
-		built, err := parseVocab(e.data, "")
+		built, err := parseVocab(e.data, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestTables(t *testing.T) {
 			t.Errorf("%s: %s differs from the tables parseVocab builds; run go generate", e.name, path)
 			continue
 		}
-		loaded, err := parseVocab(e.data, e.tab)
+		loaded, err := parseVocab(e.data, e.tab, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestTables(t *testing.T) {
 func TestRankShort(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
-		for r := 0; r+1 < len(v.off); r++ {
+		for r := 0; r < v.n; r++ {
 			tok := v.token(uint32(r))
 			if len(tok) < 3 || len(tok) > 8 {
 				continue
