@@ -78,6 +78,9 @@ func ErrorCode(err error) string {
 	if err == nil {
 		return ""
 	}
+	if e, ok := err.(*Error); ok {
+		return e.Code // the common case, without errors.As's search (and its allocation)
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -1,7 +1,6 @@
 package convention
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -91,7 +90,8 @@ func findDates(s string) []dateHit {
 	if hasDigit && strings.Contains(s, "T") && len(s) >= 11 {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && mentionsMonth(lower) && digitRun(s, 4) { // both of its forms end in a 4-digit year
+	month := hasDigit && mentionsMonth(lower)
+	if month && digitRun(s, 4) { // both of its forms end in a 4-digit year
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && strings.Contains(s, "/") {
@@ -217,7 +217,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var noYear [][]int
-	if hasDigit && mentionsMonth(lower) && spaceDigit(s) { // the month is followed by spaces and a day
+	if month && spaceDigit(s) { // the month is followed by spaces and a day
 		noYear = noYearRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range noYear {
@@ -327,10 +327,34 @@ func mergeDateClock(s string, hits, cands []dateHit) []dateHit {
 
 var monthStems = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 
-func mentionsMonth(lower string) bool {
-	for _, m := range monthStems {
-		if strings.Contains(lower, m) {
-			return true
+func mentionsMonth(lower string) bool { return monthIndex.in(lower) }
+
+// monthIndex and relativeIndex are monthStems and relativeStems by their first byte.
+var monthIndex, relativeIndex = newStemIndex(monthStems), newStemIndex(relativeStems)
+
+type stemIndex [256][]string
+
+func newStemIndex(stems []string) *stemIndex {
+	var x stemIndex
+	for _, m := range stems {
+		if len(m) < 2 {
+			panic("convention: a stem of one byte")
+		}
+		x[m[0]] = append(x[m[0]], m)
+	}
+	return &x
+}
+
+// in reports whether s holds one of the stems, in one pass over s rather than one search
+// per stem.
+func (x *stemIndex) in(s string) bool { return stemsIn(x, s) }
+
+func stemsIn[S string | []byte](x *stemIndex, s S) bool {
+	for i := 0; i < len(s); i++ {
+		for _, m := range x[s[i]] {
+			if len(s)-i >= len(m) && s[i+1] == m[1] && string(s[i+2:i+len(m)]) == m[2:] {
+				return true
+			}
 		}
 	}
 	return false
@@ -367,14 +391,7 @@ func spaceDigit(s string) bool {
 
 var relativeStems = []string{"day", "tonight", "tomorrow", "eod", "eow", "cob", "end of", "next ", "this ", "asap"}
 
-func mentionsRelative(lower string) bool {
-	for _, m := range relativeStems {
-		if strings.Contains(lower, m) {
-			return true
-		}
-	}
-	return false
-}
+func mentionsRelative(lower string) bool { return relativeIndex.in(lower) }
 
 // extISOShape reports whether s holds dddd-dd-dd (ASCII digits), which every match of
 // extISORe starts with: most lines with a digit and a dash (run load-17, p=0.7-0.9) hold no
@@ -398,25 +415,33 @@ var relativeWords = []string{"today", "tonight", "tomorrow", "yesterday", "eod",
 // relativeRe has no match, and narrows mentionsRelative's stems ("next ", "this ", "day"),
 // which ordinary lines hold ("todo next batch").
 func relativeWord(s string) bool {
-	f := make([]byte, 0, len(s))
-	for _, r := range s {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			r += 'a' - 'A'
-		case r == 0x212A: // Kelvin sign
-			r = 'k'
-		case r == 0x017F: // long s
-			r = 's'
+	var small [256]byte // the folded text of most lines, on the stack
+	f := small[:0]
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			f = append(f, c)
+			i++
+			continue
 		}
-		f = utf8.AppendRune(f, r)
-	}
-	for _, w := range relativeWords {
-		if bytes.Contains(f, []byte(w)) {
-			return true
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case 0x212A: // Kelvin sign
+			f = append(f, 'k')
+		case 0x017F: // long s
+			f = append(f, 's')
+		default:
+			f = utf8.AppendRune(f, r) // U+FFFD for a byte that is not UTF-8, as range gives
 		}
+		i += size
 	}
-	return false
+	return stemsIn(relativeWordIndex, f)
 }
+
+// relativeWordIndex is relativeWords by their first byte.
+var relativeWordIndex = newStemIndex(relativeWords)
 
 func sortHits(h []dateHit) {
 	for i := 1; i < len(h); i++ {

@@ -16,6 +16,9 @@ func (l *linter) ids(ln Line) {
 	l.idWords = appendTextWords(l.idWords[:0], ln.Text)
 	words := l.idWords
 	for i, w := range words {
+		if !idShaped(w.s) {
+			continue // idCost's first tests, ahead of the label tests below
+		}
 		if i > 0 {
 			prev := strings.ToLower(strings.Trim(words[i-1].s, ":#"))
 			switch prev {
@@ -54,24 +57,39 @@ var (
 	productPrefix = []string{"gpt", "claude", "gemini", "llama", "mistral", "qwen", "deepseek", "sonnet", "opus", "haiku", "o1", "o3", "o4", "o200k", "cl100k", "utf", "sha", "ipv", "http", "x86", "arm64", "amd64", "win", "macos", "ubuntu", "debian", "node", "python", "go1", "es20", "iso"}
 )
 
+// idShaped is the first tests of idCost, in one pass: w has at least 6 bytes, all of them
+// ASCII letters, digits, '_' or '-', and a digit or an upper-case letter after the first.
+func idShaped(w string) bool {
+	if len(w) < 6 {
+		return false
+	}
+	digitOrUpper := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= '0' && c <= '9':
+			digitOrUpper = true
+		case c >= 'A' && c <= 'Z':
+			digitOrUpper = digitOrUpper || i > 0
+		case c >= 'a' && c <= 'z', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return digitOrUpper
+}
+
 // idCost decides whether w is an id that costs more than it needs to: random-looking (a
 // UUID, base62 or hex noise inside a name) or an id with digits that costs six tokens or
 // more. A bare commit sha is exempt: no word can replace it. It returns the phrase to put in
 // the warning.
 func (l *linter) idCost(w string) (msg string, random, ok bool) {
-	if len(w) < 6 || strings.ContainsAny(w, "/.@=$~+:") || strings.Contains(w, "://") {
+	if !idShaped(w) {
+		// Short, or not all ASCII letters, digits, '_' and '-' (a path, a URL, an address),
+		// or a plain word, or a word-id such as rate-limit.
 		return "", false, false
 	}
-	for _, r := range w {
-		if !(r < unicode.MaxASCII && (isAlnum(byte(r)) || r == '-')) {
-			return "", false, false
-		}
-	}
-	hasDigit := strings.IndexFunc(w, unicode.IsDigit) >= 0
+	hasDigit := strings.ContainsAny(w, "0123456789")
 	hasLetter := strings.IndexFunc(w, unicode.IsLetter) >= 0
-	if !hasDigit && strings.IndexFunc(w[1:], unicode.IsUpper) < 0 {
-		return "", false, false // a plain word, or a word-id such as rate-limit
-	}
 	if unitRe.MatchString(w) || isNumber(w) || extISORe.MatchString(w) || len(findDates(w)) > 0 || len(isoBasicSpans(w)) > 0 {
 		return "", false, false // numbers with units and dates have their own rules
 	}

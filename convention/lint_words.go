@@ -151,7 +151,7 @@ func (l *linter) oneFact(ln Line) {
 // emoji warns on pictographs: each costs several tokens and says nothing a word does not.
 func (l *linter) emoji(ln Line) {
 	for i, r := range ln.Raw {
-		if !unicode.Is(unicode.So, r) || r < 0x2100 || r == '→' {
+		if r < 0x2100 || r == '→' || !unicode.Is(unicode.So, r) {
 			continue // arrows and letter-like symbols are cheap and carry meaning
 		}
 		end := i + utf8.RuneLen(r)

@@ -185,7 +185,12 @@ func appendTokens(dst []tok, s string) []tok {
 	// split here, several times.
 	n, in := 0, false
 	for i := 0; i < len(s); {
-		sp, size := spaceAt(s, i)
+		sp, size := false, 1
+		if c := s[i]; c < utf8.RuneSelf { // spaceAt's ASCII case, inline
+			sp = asciiSpace[c]
+		} else {
+			sp, size = spaceAt(s, i)
+		}
 		if sp == in {
 			if !sp {
 				n++
@@ -203,7 +208,12 @@ func appendTokens(dst []tok, s string) []tok {
 func appendTokensTo(out []tok, s string) []tok {
 	start := -1
 	for i := 0; i < len(s); {
-		sp, size := spaceAt(s, i)
+		sp, size := false, 1
+		if c := s[i]; c < utf8.RuneSelf { // spaceAt's ASCII case, inline
+			sp = asciiSpace[c]
+		} else {
+			sp, size = spaceAt(s, i)
+		}
 		switch {
 		case sp && start >= 0:
 			out = append(out, tok{s[start:i], start + 1})

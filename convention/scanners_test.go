@@ -1,11 +1,13 @@
 package convention
 
 import (
+	"bytes"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The linter skips a regular expression when a cheap test shows it cannot match. Each such
@@ -19,6 +21,8 @@ var prefilterSeeds = []string{
 	"todo next batch after review", "next week", "NEXT WEEK", "next wee\u212a", "aſap", "thurſday",
 	"end of the day", "this morning", "tues day", "by eod", "toDay", "ſunday", "cob", "next  week",
 	"2026-9-17", "20260917", "", "-", "----------", "1111-11-1", "1111-11-11",
+	"TOMORRO\xffW", "yesterda\u212a", "\xe2\x84", "to\u017fday", "asap", "ASAP", "mon\xc3day",
+	"ja", "jan", "xde", "dec", "sept 3", "end o", "end of", "this", "this ", "asa", "asap",
 }
 
 func FuzzDatePrefilters(f *testing.F) {
@@ -32,7 +36,40 @@ func FuzzDatePrefilters(f *testing.F) {
 		if relativeRe.MatchString(s) && !relativeWord(s) {
 			t.Errorf("relativeWord(%q) = false, but relativeRe matches %q", s, relativeRe.FindString(s))
 		}
+		if got, want := relativeWord(s), refRelativeWord(s); got != want {
+			t.Errorf("relativeWord(%q) = %v, the rune-by-rune fold says %v", s, got, want)
+		}
+		lower := strings.ToLower(s)
+		if got, want := mentionsMonth(lower), refContainsAny(lower, monthStems); got != want {
+			t.Errorf("mentionsMonth(%q) = %v, strings.Contains says %v", lower, got, want)
+		}
+		if got, want := mentionsRelative(lower), refContainsAny(lower, relativeStems); got != want {
+			t.Errorf("mentionsRelative(%q) = %v, strings.Contains says %v", lower, got, want)
+		}
 	})
+}
+
+// refRelativeWord is relativeWord written the obvious way: the text folded rune by rune (as
+// relativeRe's (?i) folds it), then searched for each word.
+func refRelativeWord(s string) bool {
+	var f []byte
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			r += 'a' - 'A'
+		case r == 0x212A: // Kelvin sign
+			r = 'k'
+		case r == 0x017F: // long s
+			r = 's'
+		}
+		f = utf8.AppendRune(f, r)
+	}
+	return slices.ContainsFunc(relativeWords, func(w string) bool { return bytes.Contains(f, []byte(w)) })
+}
+
+// refContainsAny is the stem tests written the obvious way, one strings.Contains per stem.
+func refContainsAny(s string, stems []string) bool {
+	return slices.ContainsFunc(stems, func(m string) bool { return strings.Contains(s, m) })
 }
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
@@ -43,6 +80,11 @@ func TestDatePrefilters(t *testing.T) {
 		}
 		if relativeRe.MatchString(s) && !relativeWord(s) {
 			t.Errorf("relativeWord(%q) misses relativeRe's match %q", s, relativeRe.FindString(s))
+		}
+	}
+	for s, want := range map[string]bool{"todo next batch": true, "ja n": false, "in dec": true, "de": false, "this": false, "cob": true} {
+		if got := mentionsMonth(s) || mentionsRelative(s); got != want {
+			t.Errorf("mentionsMonth or mentionsRelative(%q) = %v, want %v", s, got, want)
 		}
 	}
 	for s, want := range map[string]bool{"run load-4711": false, "on 2026-09-17": true, "1111-11-1": false} {
@@ -166,6 +208,7 @@ var wordShapeSeeds = []string{
 	"-", "*", "•", "+", "1.", "12)", "123.", "1)", "a.", "", ".", "1", "--", "•.", "0)",
 	"1,234", "12,345,678.90", "+1.5", "-0.25", "1,23", "1234,567", ",123", "1,", "1.", ".5",
 	"1.2.3", "+-1", "1,234.", "١٢.", "12,345,67", "1,234,567", "+", "4711", "load-4711",
+	"finished", "Finished", "finisheD", "rate_limit", "RATE_LIMIT", "a.b/c:d", "x7f3k9q2", "ÄBCDEF1", "abc\x7fdef1",
 }
 
 func FuzzWordShapes(f *testing.F) {
@@ -179,7 +222,25 @@ func FuzzWordShapes(f *testing.F) {
 		if got, want := numberShape(s), numberRe.MatchString(s); got != want {
 			t.Errorf("numberShape(%q) = %v, numberRe says %v", s, got, want)
 		}
+		if got, want := idShaped(s), refIDShaped(s); got != want {
+			t.Errorf("idShaped(%q) = %v, the tests written out say %v", s, got, want)
+		}
 	})
+}
+
+// refIDShaped is idShaped as idCost first wrote it: no path, URL or address characters,
+// every rune an ASCII letter, digit, '_' or '-', and a digit or an upper-case letter after
+// the first.
+func refIDShaped(w string) bool {
+	if len(w) < 6 || strings.ContainsAny(w, "/.@=$~+:") || strings.Contains(w, "://") {
+		return false
+	}
+	for _, r := range w {
+		if !(r < unicode.MaxASCII && (isAlnum(byte(r)) || r == '-')) {
+			return false
+		}
+	}
+	return strings.IndexFunc(w, unicode.IsDigit) >= 0 || strings.IndexFunc(w[1:], unicode.IsUpper) >= 0
 }
 
 // TestWordShapes runs the seeds, and hand-worked answers the expressions need not be trusted for.

@@ -136,7 +136,7 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 	l := append(append(loc[:0], "/v1/rooms/"...), r.PathValue("room")...)
 	l = strconv.AppendInt(append(l, "/history?after="...), res.Seq-1, 10)
 	w.Header()["Location"] = []string{string(append(l, "&limit=1"...))}
-	writeJSON(w, status, out)
+	writePost(w, status, out)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -174,4 +175,18 @@ func FuzzLeadingSeq(f *testing.F) {
 			t.Fatalf("leadingSeq(%q) = %d; encoding/json reads %v %v %v (%v)", b, seq, open, key, val, err)
 		}
 	})
+}
+
+// TestLoadPost checks the bench's post against the same text written with fmt, for a few
+// counters and seat names.
+func TestLoadPost(t *testing.T) {
+	for _, c := range []struct {
+		i        int
+		from, to string
+	}{{0, "s00", "s01"}, {17, "s19", "s00"}, {123456789, "a", "bb"}, {-3, "", ""}} {
+		want := fmt.Sprintf("v1 report load to %s n=4\noutcome batch %d of %s finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-%d\ntodo next batch after review\n", c.to, c.i, c.from, c.i)
+		if got := string(loadPostTo([]byte("kept:"), c.i, c.from, c.to)); got != "kept:"+want {
+			t.Errorf("loadPostTo(%d, %q, %q) = %q, want %q", c.i, c.from, c.to, got, "kept:"+want)
+		}
+	}
 }

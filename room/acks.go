@@ -97,8 +97,15 @@ func ackLine(l convention.Line, seats []string) bool {
 // contentFree applies the rule above to a parsed body.
 func contentFree(format, body string, m *convention.Message, seats []string) bool {
 	if m != nil {
+		// Any reserved line makes the message content, whatever the others say: that test
+		// is a field's, the acknowledgement test reads words, so it goes first.
 		for _, l := range m.Lines {
-			if l.Reserved || !ackLine(l, seats) {
+			if l.Reserved {
+				return false
+			}
+		}
+		for _, l := range m.Lines {
+			if !ackLine(l, seats) {
 				return false
 			}
 		}

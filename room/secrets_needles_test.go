@@ -39,12 +39,21 @@ func FuzzSecretNeedles(f *testing.F) {
 	for _, s := range secretSamples {
 		f.Add(s)
 	}
+	// Near misses: a needle cut short, or at the very end, or an also alone.
+	for _, s := range []string{"password", "the api", "x=1", "wd:", "ak", "a", "xo", "k_live", "private ke", "s\u212a-", "=wd"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
 		lower := strings.ToLower(body)
+		may := mayMatchRules(lower)
 		for i := range secretRules {
 			r := &secretRules[i]
 			if r.re.MatchString(body) && !r.mayMatch(lower) {
 				t.Fatalf("%s: the regexp matches %q but no needle %q is in it", r.kind, body, r.needles)
+			}
+			// The one pass over the body finds what a search per needle finds.
+			if got := may&(1<<i) != 0; got != r.mayMatch(lower) {
+				t.Fatalf("%s: mayMatchRules says %v of %q, mayMatch %v", r.kind, got, body, r.mayMatch(lower))
 			}
 		}
 	})
