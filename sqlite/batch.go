@@ -35,7 +35,7 @@ import (
 // frames per post when each batch indexed its own messages, 3.2 in chunks; batches of 1:
 // 15.2 and 7.0.
 const (
-	searchChunk = 64
+	searchChunk = 128
 	searchIdle  = 50 * time.Millisecond
 )
 
