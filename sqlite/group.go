@@ -102,12 +102,12 @@ func (s *Store) committer() {
 		case o := <-s.ops:
 			batch = append(batch, o)
 		default:
-			// Nothing waiting: the moment to checkpoint (checkpoint.go), and, should nothing
-			// come for a while, to index what the batches left (batch.go) and to try the
-			// checkpoint again if the checkpointer was still copying.
+			// Nothing waiting: the moment to checkpoint if the WAL is long (checkpoint.go),
+			// and, should nothing come for a while, to index what the batches left (batch.go)
+			// and to have the checkpointer copy the WAL.
 			s.checkpointIfDue()
 			var idled <-chan time.Time
-			if s.lag.n > 0 || s.ckptDue {
+			if s.lag.n > 0 || s.idleWork() {
 				idle.Reset(s.searchIdle)
 				idled = idle.C
 			}
@@ -117,6 +117,7 @@ func (s *Store) committer() {
 				idle.Stop()
 			case <-idled:
 				s.indexWaiting()
+				s.idleCheckpoint()
 				continue
 			case <-s.quit:
 				idle.Stop()
@@ -138,7 +139,9 @@ func (s *Store) committer() {
 }
 
 func (s *Store) commitBatch(batch []*txOp) {
+	s.walBatch(s.commits.Add(1) - 1)
 	defer func() {
+		s.commits.Add(1)
 		for _, o := range batch {
 			close(o.done)
 		}

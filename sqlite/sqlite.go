@@ -68,8 +68,13 @@ type Store struct {
 	ops           chan *txOp
 	quit          chan struct{}
 	committerDone chan struct{}
-	ckptWritten   int           // pages (estimated) since the last checkpoint (checkpoint.go)
+	ckptWritten   int           // pages (estimated) since the checkpointer's last copy (checkpoint.go)
+	walPages      int           // pages (estimated) since the WAL last started again
+	ckptLimit     int           // ckptLimit, but for tests
 	ckptDue       bool          // the committer checkpoints when next idle
+	ckptIdled     bool          // the idle timer had the checkpointer copy, no batch since
+	commits       atomic.Int64  // the committer's batches, twice: odd while one runs
+	ckptSeen      int64         // the checkpointer's copies whose report walPages took in
 	ckpt          *checkpointer // copies the WAL beside the committer (checkpoint.go)
 	ckptFrames    atomic.Int64  // frames the last checkpoint had copied (for the tests)
 }
@@ -105,7 +110,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle}
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, ckptLimit: ckptLimit}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)

@@ -60,7 +60,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	}
 	// Encoded here, by the caller's goroutine, rather than by the committer, whose time every
 	// post waits for.
-	notes, err := sqlstore.MarshalNotes(m.Notes)
+	notes, err := marshalNotes(m.Notes)
 	if err != nil {
 		return parley.Appended{}, fmt.Errorf("append: %w", err)
 	}
@@ -76,7 +76,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 }
 
 // appendOp is the committer's write of Append, which leaves its result in out.
-// notes is m.Notes as stored (sqlstore.MarshalNotes).
+// notes is m.Notes as stored (marshalNotes).
 func (s *Store) appendOp(a *parley.Append, m parley.Message, notes string, out *parley.Appended) func(context.Context, txStmts) error {
 	return func(ctx context.Context, t txStmts) error {
 		var err error
