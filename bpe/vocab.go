@@ -153,7 +153,12 @@ func parseVocab(data, tab string, pair *[1 << 16]int32) (*vocab, error) {
 // tables and the filter exactly as parseVocab builds them, so that loading an encoding
 // costs no hashing and no scattered writes: tabMagic, then the hot table, the table and the
 // filter, each a little-endian array of 64-bit words. TestTables checks it against a build.
-const tabMagic = "PBPT1\n\x00\x00" // 8 bytes, so that the arrays stay 8-byte aligned
+//
+// tabMagic is 32 bytes long. The linker aligns a large embedded file to 32 bytes (its largest
+// alignment on amd64 and arm64), so the tables start 32-byte aligned too and no 16-byte slot
+// straddles two cache lines. With an 8-byte header, one slot in four did: a probe of the big
+// table touched 1.52 cache lines on average instead of 1.28 (o200k_base, random letters).
+const tabMagic = "PBPT2\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // readTables takes the tables from tab if it holds tables of these sizes, as a view of the
 // embedded bytes when they are aligned (a copy otherwise). It reports false on a big-endian
