@@ -94,10 +94,12 @@ func TestTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) {
+		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) ||
+			!slices.Equal(loaded.t3.row, built.t3.row) || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
+			!slices.Equal(loaded.t3.base, built.t3.base) || !slices.Equal(loaded.t3.ranks, built.t3.ranks) {
 			t.Errorf("%s: the tables read from %s differ from the built ones", e.name, path)
 		}
-		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter)) {
+		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter), len(built.t3.bits), len(built.t3.ranks)) {
 			t.Errorf("%s: %s is not read: the tables are built at every start", e.name, path)
 		}
 		// The linker aligns large data to 32 bytes on these machines; the header keeps the
@@ -137,6 +139,36 @@ func TestRankShort(t *testing.T) {
 				if got := v.rankShort(s); got != want {
 					t.Fatalf("%s: rankShort(%q) = %d, want %d", name, s, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestRank3 checks the table of three-byte tokens (rank3) on every string of three bytes
+// against the list of tokens itself, walked in byte order.
+func TestRank3(t *testing.T) {
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		type tok3 struct{ key, rank uint32 }
+		var list []tok3
+		for r := 0; r < v.n; r++ {
+			if s := v.token(uint32(r)); len(s) == 3 {
+				list = append(list, tok3{uint32(s[0])<<16 | uint32(s[1])<<8 | uint32(s[2]), uint32(r)})
+			}
+		}
+		slices.SortFunc(list, func(a, b tok3) int { return int(a.key) - int(b.key) })
+		if len(list) < 10000 {
+			t.Fatalf("%s: only %d tokens of three bytes", name, len(list))
+		}
+		next := 0
+		for k := range uint32(1 << 24) {
+			want := noRank
+			if next < len(list) && list[next].key == k {
+				want = list[next].rank
+				next++
+			}
+			if got := v.rank3(byte(k>>16), byte(k>>8), byte(k)); got != want {
+				t.Fatalf("%s: rank3(%q) = %d, want %d", name, []byte{byte(k >> 16), byte(k >> 8), byte(k)}, int32(got), int32(want))
 			}
 		}
 	}
