@@ -75,7 +75,7 @@ const hotRanks = 8192
 // On o200k_base that is 18,185 tokens in 2,796 rows, 333 KiB in all. The rows of the
 // lower-case letters take 21 KiB, so a merge of random letters finds them in L1 or L2.
 type tokens3 struct {
-	row   []uint16
+	row   *[1 << 16]uint16
 	bits  [][4]uint64
 	base  [][4]uint32
 	ranks []uint32
@@ -98,7 +98,7 @@ func (v *vocab) rank3(b0, b1, b2 byte) uint32 {
 // build3 makes t3 from the tokens of three bytes; rows is the number of their distinct
 // first two bytes, n3 their number.
 func (v *vocab) build3(rows, n3 int) {
-	t := tokens3{row: make([]uint16, 1<<16), bits: make([][4]uint64, rows), base: make([][4]uint32, rows), ranks: make([]uint32, n3)}
+	t := tokens3{row: new([1 << 16]uint16), bits: make([][4]uint64, rows), base: make([][4]uint32, rows), ranks: make([]uint32, n3)}
 	off := v.offsets()
 	for r := 0; r < v.n; r++ {
 		if v.lens[r] == 3 {
@@ -277,7 +277,7 @@ func (v *vocab) readTables(tab string, hotSize, size, words, rows3, n3 int) bool
 	tab = tab[16*size:]
 	v.filter = words64(tab[:8*words])
 	tab = tab[8*words:]
-	v.t3.row = view[uint16](tab[:2<<16])
+	v.t3.row = (*[1 << 16]uint16)(view[uint16](tab[:2<<16]))
 	tab = tab[2<<16:]
 	v.t3.bits = view[[4]uint64](tab[:32*rows3])
 	tab = tab[32*rows3:]
@@ -382,8 +382,18 @@ func (v *vocab) rank(t string) uint32 {
 func (v *vocab) rankShort(t string) uint32 {
 	n := len(t)
 	b := unsafe.Pointer(unsafe.StringData(t))
-	if n < 4 {
-		return v.rank3(t[0], t[1], t[2])
+	if n < 4 { // rank3, written out
+		b2 := *(*byte)(unsafe.Add(b, 2))
+		r := v.t3.row[uint16(*(*byte)(b))<<8|uint16(*(*byte)(unsafe.Add(b, 1)))]
+		if r == 0 {
+			return noRank
+		}
+		bit := uint64(1) << (b2 & 63)
+		x := v.t3.bits[r-1][b2>>6]
+		if x&bit == 0 {
+			return noRank
+		}
+		return v.t3.ranks[v.t3.base[r-1][b2>>6]+uint32(bits.OnesCount64(x&(bit-1)))]
 	}
 	k8 := uint64(*(*uint32)(b)) | uint64(*(*uint32)(unsafe.Add(b, n-4)))<<(8*(n-4))
 	h := (k8 ^ uint64(n)*hm1) * hm2

@@ -95,7 +95,7 @@ func TestTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) ||
-			!slices.Equal(loaded.t3.row, built.t3.row) || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
+			*loaded.t3.row != *built.t3.row || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
 			!slices.Equal(loaded.t3.base, built.t3.base) || !slices.Equal(loaded.t3.ranks, built.t3.ranks) {
 			t.Errorf("%s: the tables read from %s differ from the built ones", e.name, path)
 		}
@@ -144,7 +144,7 @@ func TestRankShort(t *testing.T) {
 	}
 }
 
-// TestRank3 checks the table of three-byte tokens (rank3) on every string of three bytes
+// TestRank3 checks the table of three-byte tokens (rank3, and its copy in rankShort) on every string of three bytes
 // against the list of tokens itself, walked in byte order.
 func TestRank3(t *testing.T) {
 	for _, name := range Names() {
@@ -167,8 +167,12 @@ func TestRank3(t *testing.T) {
 				want = list[next].rank
 				next++
 			}
-			if got := v.rank3(byte(k>>16), byte(k>>8), byte(k)); got != want {
-				t.Fatalf("%s: rank3(%q) = %d, want %d", name, []byte{byte(k >> 16), byte(k >> 8), byte(k)}, int32(got), int32(want))
+			b := [3]byte{byte(k >> 16), byte(k >> 8), byte(k)}
+			if got := v.rank3(b[0], b[1], b[2]); got != want {
+				t.Fatalf("%s: rank3(%q) = %d, want %d", name, b[:], int32(got), int32(want))
+			}
+			if got := v.rankShort(unsafe.String(&b[0], 3)); got != want {
+				t.Fatalf("%s: rankShort(%q) = %d, want %d", name, b[:], int32(got), int32(want))
 			}
 		}
 	}
