@@ -65,75 +65,99 @@ const hotRanks = 8192
 
 // tokens3 holds the three-byte tokens (most merge candidates of random letters have three
 // bytes), so that their lookups read small arrays in which similar strings lie close, never
-// the Bloom filter or the big table. For b0 b1 b2:
+// the Bloom filter or the big table. For b0 b1 b2, with k = b0<<8 | b1:
 //
-//	row[b0<<8|b1]   0 when no three-byte token starts with b0 b1, else 1 + the row of b0 b1
-//	bits[row]       the bit b2 is set when b0 b1 b2 is a token (4 words: 32 bytes, one cache line)
-//	base[row][w]    the index in ranks of the first token of the row's word w
-//	ranks[i]        the ranks of the tokens, in the order of their bytes
+//	pre      bit k is set when a three-byte token starts with b0 b1 (8 KiB)
+//	preAt[w] the number of bits set in pre's words before w: b0 b1's row is preAt[k>>6] plus
+//	         the bits set below k in its word
+//	bits[row] bit b2 is set when b0 b1 b2 is a token (4 words: 32 bytes, one cache line)
+//	at[row]  the index in ranks of the row's first token
+//	ranks[i] the ranks of the tokens, in the order of their bytes
 //
-// On o200k_base that is 18,185 tokens in 2,796 rows, 333 KiB in all. The rows of the
-// lower-case letters take 21 KiB, so a merge of random letters finds them in L1 or L2.
+// On o200k_base that is 18,185 tokens in 2,796 rows, 183 KiB in all, of which a merge of
+// random lower-case letters reads 10 KiB of pre and preAt and 21 KiB of rows.
 type tokens3 struct {
-	row   *[1 << 16]uint16
+	pre   *[1 << 16 / 64]uint64
+	preAt *[1 << 16 / 64]uint16
 	bits  [][4]uint64
-	base  [][4]uint32
+	at    []uint32
 	ranks []uint32
 }
 
-// rank3 returns the rank of the three-byte token b0 b1 b2, or noRank.
+// rank3 returns the rank of the three-byte token b0 b1 b2, or noRank. (rankShort has a copy.)
 func (v *vocab) rank3(b0, b1, b2 byte) uint32 {
-	r := v.t3.row[uint16(b0)<<8|uint16(b1)]
-	if r == 0 {
+	k := uint16(b0)<<8 | uint16(b1)
+	pw, pb := v.t3.pre[k>>6], uint64(1)<<(k&63)
+	if pw&pb == 0 {
 		return noRank
 	}
-	bit := uint64(1) << (b2 & 63)
-	x := v.t3.bits[r-1][b2>>6&3]
+	w := &v.t3.bits[int(v.t3.preAt[k>>6])+bits.OnesCount64(pw&(pb-1))]
+	x, bit := w[b2>>6], uint64(1)<<(b2&63)
 	if x&bit == 0 {
 		return noRank
 	}
-	return v.t3.ranks[v.t3.base[r-1][b2>>6&3]+uint32(bits.OnesCount64(x&(bit-1)))]
+	return v.t3.ranks[v.t3.at3(w, b2)+uint32(bits.OnesCount64(x&(bit-1)))]
+}
+
+// at3 is the index in ranks of the first token of row w's word b2>>6 (w is &t.bits[row]).
+func (t *tokens3) at3(w *[4]uint64, b2 byte) uint32 {
+	row := (uintptr(unsafe.Pointer(w)) - uintptr(unsafe.Pointer(&t.bits[0]))) / 32
+	i := t.at[row]
+	switch b2 >> 6 {
+	case 3:
+		i += uint32(bits.OnesCount64(w[2]))
+		fallthrough
+	case 2:
+		i += uint32(bits.OnesCount64(w[1]))
+		fallthrough
+	case 1:
+		i += uint32(bits.OnesCount64(w[0]))
+	}
+	return i
 }
 
 // build3 makes t3 from the tokens of three bytes; rows is the number of their distinct
 // first two bytes, n3 their number.
 func (v *vocab) build3(rows, n3 int) {
-	t := tokens3{row: new([1 << 16]uint16), bits: make([][4]uint64, rows), base: make([][4]uint32, rows), ranks: make([]uint32, n3)}
+	t := tokens3{pre: new([1 << 16 / 64]uint64), preAt: new([1 << 16 / 64]uint16),
+		bits: make([][4]uint64, rows), at: make([]uint32, rows), ranks: make([]uint32, n3)}
 	off := v.offsets()
 	for r := 0; r < v.n; r++ {
 		if v.lens[r] == 3 {
-			t.row[uint16(v.blob[off[r]])<<8|uint16(v.blob[off[r]+1])] = 1 // rows are numbered below
+			k := uint16(v.blob[off[r]])<<8 | uint16(v.blob[off[r]+1])
+			t.pre[k>>6] |= 1 << (k & 63)
 		}
 	}
 	var n uint16
-	for k, x := range t.row {
-		if x != 0 {
-			n++
-			t.row[k] = n
-		}
+	for w, x := range t.pre {
+		t.preAt[w] = n
+		n += uint16(bits.OnesCount64(x))
+	}
+	row := func(b string) int {
+		k := uint16(b[0])<<8 | uint16(b[1])
+		return int(t.preAt[k>>6]) + bits.OnesCount64(t.pre[k>>6]&(1<<(k&63)-1))
 	}
 	for r := 0; r < v.n; r++ {
 		if v.lens[r] == 3 {
 			b := v.blob[off[r]:]
-			t.bits[t.row[uint16(b[0])<<8|uint16(b[1])]-1][b[2]>>6] |= 1 << (b[2] & 63)
+			t.bits[row(b)][b[2]>>6] |= 1 << (b[2] & 63)
 		}
 	}
 	var i uint32
 	for k := range t.bits {
-		for j, w := range t.bits[k] {
-			t.base[k][j] = i
+		t.at[k] = i
+		for _, w := range t.bits[k] {
 			i += uint32(bits.OnesCount64(w))
 		}
 	}
-	v.t3 = t
 	for r := 0; r < v.n; r++ {
 		if v.lens[r] == 3 {
 			b := v.blob[off[r]:]
-			row := t.row[uint16(b[0])<<8|uint16(b[1])] - 1
-			w := b[2] >> 6
-			t.ranks[t.base[row][w]+uint32(bits.OnesCount64(t.bits[row][w]&(1<<(b[2]&63)-1)))] = uint32(r)
+			w := &t.bits[row(b)]
+			t.ranks[t.at3(w, b[2])+uint32(bits.OnesCount64(w[b[2]>>6]&(1<<(b[2]&63)-1)))] = uint32(r)
 		}
 	}
+	v.t3 = t
 }
 
 // hotFilterWords is the size of the Bloom filter of the hot tokens (16 KiB: 16 bits a token).
@@ -253,7 +277,7 @@ const tabMagic = "PBPT3\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x0
 // embedded bytes when they are aligned (a copy otherwise). It reports false on a big-endian
 // machine, where the tables are built instead.
 func (v *vocab) readTables(tab string, hotSize, size, words, rows3, n3 int) bool {
-	want := len(tabMagic) + 16*hotSize + 16*size + 8*words + 2<<16 + 32*rows3 + 16*rows3 + 4*n3
+	want := len(tabMagic) + 16*hotSize + 16*size + 8*words + 8<<10 + 2<<10 + 32*rows3 + 4*rows3 + 4*n3
 	if len(tab) != want || tab[:len(tabMagic)] != tabMagic || binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		return false
 	}
@@ -277,12 +301,13 @@ func (v *vocab) readTables(tab string, hotSize, size, words, rows3, n3 int) bool
 	tab = tab[16*size:]
 	v.filter = words64(tab[:8*words])
 	tab = tab[8*words:]
-	v.t3.row = (*[1 << 16]uint16)(view[uint16](tab[:2<<16]))
-	tab = tab[2<<16:]
+	v.t3.pre = (*[1 << 16 / 64]uint64)(view[uint64](tab[:8<<10]))
+	v.t3.preAt = (*[1 << 16 / 64]uint16)(view[uint16](tab[8<<10 : 10<<10]))
+	tab = tab[10<<10:]
 	v.t3.bits = view[[4]uint64](tab[:32*rows3])
 	tab = tab[32*rows3:]
-	v.t3.base = view[[4]uint32](tab[:16*rows3])
-	v.t3.ranks = view[uint32](tab[16*rows3:])
+	v.t3.at = view[uint32](tab[:4*rows3])
+	v.t3.ranks = view[uint32](tab[4*rows3:])
 	return true
 }
 
@@ -315,7 +340,10 @@ func (v *vocab) writeTables() []byte {
 	for _, w := range v.filter {
 		out = binary.LittleEndian.AppendUint64(out, w)
 	}
-	for _, x := range v.t3.row {
+	for _, x := range v.t3.pre {
+		out = binary.LittleEndian.AppendUint64(out, x)
+	}
+	for _, x := range v.t3.preAt {
 		out = binary.LittleEndian.AppendUint16(out, x)
 	}
 	for _, b := range v.t3.bits {
@@ -323,10 +351,8 @@ func (v *vocab) writeTables() []byte {
 			out = binary.LittleEndian.AppendUint64(out, w)
 		}
 	}
-	for _, b := range v.t3.base {
-		for _, x := range b {
-			out = binary.LittleEndian.AppendUint32(out, x)
-		}
+	for _, x := range v.t3.at {
+		out = binary.LittleEndian.AppendUint32(out, x)
 	}
 	for _, x := range v.t3.ranks {
 		out = binary.LittleEndian.AppendUint32(out, x)
@@ -383,17 +409,18 @@ func (v *vocab) rankShort(t string) uint32 {
 	n := len(t)
 	b := unsafe.Pointer(unsafe.StringData(t))
 	if n < 4 { // rank3, written out
-		b2 := *(*byte)(unsafe.Add(b, 2))
-		r := v.t3.row[uint16(*(*byte)(b))<<8|uint16(*(*byte)(unsafe.Add(b, 1)))]
-		if r == 0 {
+		k := uint16(*(*byte)(b))<<8 | uint16(*(*byte)(unsafe.Add(b, 1)))
+		pw, pb := v.t3.pre[k>>6], uint64(1)<<(k&63)
+		if pw&pb == 0 {
 			return noRank
 		}
-		bit := uint64(1) << (b2 & 63)
-		x := v.t3.bits[r-1][b2>>6]
+		b2 := *(*byte)(unsafe.Add(b, 2))
+		w := &v.t3.bits[int(v.t3.preAt[k>>6])+bits.OnesCount64(pw&(pb-1))]
+		x, bit := w[b2>>6], uint64(1)<<(b2&63)
 		if x&bit == 0 {
 			return noRank
 		}
-		return v.t3.ranks[v.t3.base[r-1][b2>>6]+uint32(bits.OnesCount64(x&(bit-1)))]
+		return v.t3.ranks[v.t3.at3(w, b2)+uint32(bits.OnesCount64(x&(bit-1)))]
 	}
 	k8 := uint64(*(*uint32)(b)) | uint64(*(*uint32)(unsafe.Add(b, n-4)))<<(8*(n-4))
 	h := (k8 ^ uint64(n)*hm1) * hm2

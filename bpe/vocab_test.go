@@ -95,8 +95,8 @@ func TestTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) ||
-			*loaded.t3.row != *built.t3.row || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
-			!slices.Equal(loaded.t3.base, built.t3.base) || !slices.Equal(loaded.t3.ranks, built.t3.ranks) {
+			*loaded.t3.pre != *built.t3.pre || *loaded.t3.preAt != *built.t3.preAt || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
+			!slices.Equal(loaded.t3.at, built.t3.at) || !slices.Equal(loaded.t3.ranks, built.t3.ranks) {
 			t.Errorf("%s: the tables read from %s differ from the built ones", e.name, path)
 		}
 		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter), len(built.t3.bits), len(built.t3.ranks)) {
