@@ -37,7 +37,9 @@
 // the token bytes whose slots hold a token's first 8 bytes (most lookups touch one cache
 // line): a small one for the 8192 lowest ranks, which are the frequent tokens, and one for
 // the rest, behind a Bloom filter that answers most failed lookups from L2; pieces and merge
-// candidates of 3 to 8 bytes are hashed and looked up without a call. A piece of up to
+// candidates of 3 to 8 bytes are hashed and looked up without a call, except merge
+// candidates of 3 bytes (most of random letters'): they go to a table of their own, a bitmap
+// of first byte pairs and a row of 256 bits for each, where similar strings lie close. A piece of up to
 // 24 bytes that is not a token is looked up in a small cache of recently merged pieces (a
 // piece's tokens depend only on its bytes; text repeats its words) before it is merged.
 // Pieces up to 48 bytes merge on the stack, the lowest pair found through the maxima of

@@ -3,8 +3,10 @@ package bpe
 import (
 	"flag"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/parleyhq/parley/bpe/internal/vocabgen"
 )
@@ -92,11 +94,22 @@ func TestTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) {
+		if !slices.Equal(loaded.hot, built.hot) || !slices.Equal(loaded.table, built.table) || !slices.Equal(loaded.filter, built.filter) ||
+			*loaded.t3.pre != *built.t3.pre || *loaded.t3.preAt != *built.t3.preAt || !slices.Equal(loaded.t3.bits, built.t3.bits) ||
+			!slices.Equal(loaded.t3.at, built.t3.at) || !slices.Equal(loaded.t3.ranks, built.t3.ranks) {
 			t.Errorf("%s: the tables read from %s differ from the built ones", e.name, path)
 		}
-		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter)) {
+		if !new(vocab).readTables(e.tab, len(built.hot), len(built.table), len(built.filter), len(built.t3.bits), len(built.t3.ranks)) {
 			t.Errorf("%s: %s is not read: the tables are built at every start", e.name, path)
+		}
+		// The linker aligns large data to 32 bytes on these machines; the header keeps the
+		// tables so, and then no slot straddles two cache lines (see tabMagic).
+		if runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" {
+			for _, tab := range [][]slot{loaded.hot, loaded.table} {
+				if a := uintptr(unsafe.Pointer(&tab[0])); a%32 != 0 {
+					t.Errorf("%s: a table read from %s starts at %#x, not 32-byte aligned", e.name, path, a)
+				}
+			}
 		}
 	}
 }
@@ -126,6 +139,40 @@ func TestRankShort(t *testing.T) {
 				if got := v.rankShort(s); got != want {
 					t.Fatalf("%s: rankShort(%q) = %d, want %d", name, s, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestRank3 checks the table of three-byte tokens (rank3, and its copy in rankShort) on every string of three bytes
+// against the list of tokens itself, walked in byte order.
+func TestRank3(t *testing.T) {
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		type tok3 struct{ key, rank uint32 }
+		var list []tok3
+		for r := 0; r < v.n; r++ {
+			if s := v.token(uint32(r)); len(s) == 3 {
+				list = append(list, tok3{uint32(s[0])<<16 | uint32(s[1])<<8 | uint32(s[2]), uint32(r)})
+			}
+		}
+		slices.SortFunc(list, func(a, b tok3) int { return int(a.key) - int(b.key) })
+		if len(list) < 10000 {
+			t.Fatalf("%s: only %d tokens of three bytes", name, len(list))
+		}
+		next := 0
+		for k := range uint32(1 << 24) {
+			want := noRank
+			if next < len(list) && list[next].key == k {
+				want = list[next].rank
+				next++
+			}
+			b := [3]byte{byte(k >> 16), byte(k >> 8), byte(k)}
+			if got := v.rank3(b[0], b[1], b[2]); got != want {
+				t.Fatalf("%s: rank3(%q) = %d, want %d", name, b[:], int32(got), int32(want))
+			}
+			if got := v.rankShort(unsafe.String(&b[0], 3)); got != want {
+				t.Fatalf("%s: rankShort(%q) = %d, want %d", name, b[:], int32(got), int32(want))
 			}
 		}
 	}
