@@ -136,21 +136,7 @@ func TestSearchIndexUpgrade(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	// The database as the previous parley left it: migrations up to 0003 and two messages
 	// its appends stored (the trigger indexed them).
-	old := fstest.MapFS{}
-	for _, name := range []string{"migrations/0001_init.sql", "migrations/0002_topic_index.sql", "migrations/0003_search.sql"} {
-		b, err := fs.ReadFile(migrations, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: b}
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqlstore.Migrate(t.Context(), sqlDB{db}, dialect{}, old, createMigrations); err != nil {
-		t.Fatalf("old migrations: %v", err)
-	}
+	db := openAtMigration(t, path, "migrations/0001_init.sql", "migrations/0002_topic_index.sql", "migrations/0003_search.sql")
 	for _, q := range []string{
 		`INSERT INTO rooms (name, policy, created_at, last_seq) VALUES ('r', '{}', 0, 2)`,
 		`INSERT INTO messages (room, seq, seat, time, format, body) VALUES ('r', 1, 'a', 0, 'text', CAST('redis window before' AS BLOB))`,
@@ -210,3 +196,25 @@ func indexBehind(t *testing.T, s *Store) {
 
 // WantIndexExact is wantIndexExact for the tests outside the package (TestCrash).
 var WantIndexExact = wantIndexExact
+
+// openAtMigration opens a new SQLite database at path migrated only as far as the named
+// migrations, as an older parley left it.
+func openAtMigration(t *testing.T, path string, names ...string) *sql.DB {
+	t.Helper()
+	old := fstest.MapFS{}
+	for _, name := range names {
+		b, err := fs.ReadFile(migrations, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = &fstest.MapFile{Data: b}
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlstore.Migrate(t.Context(), sqlDB{db}, dialect{}, old, createMigrations); err != nil {
+		t.Fatalf("old migrations: %v", err)
+	}
+	return db
+}

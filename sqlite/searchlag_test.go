@@ -3,15 +3,12 @@ package sqlite
 import (
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/internal/sqlstore"
 	"github.com/parleyhq/parley/storetest"
 )
 
@@ -173,21 +170,7 @@ func TestSearchLagOtherStore(t *testing.T) {
 // nothing twice.
 func TestSearchProgressUpgrade(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	old := fstest.MapFS{}
-	for _, name := range []string{"migrations/0001_init.sql", "migrations/0002_topic_index.sql", "migrations/0003_search.sql", "migrations/0004_search_by_batch.sql"} {
-		b, err := fs.ReadFile(migrations, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: b}
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqlstore.Migrate(t.Context(), sqlDB{db}, dialect{}, old, createMigrations); err != nil {
-		t.Fatalf("old migrations: %v", err)
-	}
+	db := openAtMigration(t, path, "migrations/0001_init.sql", "migrations/0002_topic_index.sql", "migrations/0003_search.sql", "migrations/0004_search_by_batch.sql")
 	// As the committer of that schema left them: each message indexed in its transaction.
 	for _, q := range []string{
 		`INSERT INTO rooms (name, policy, created_at, last_seq) VALUES ('r', '{}', 0, 2), ('q', '{}', 0, 1), ('empty', '{}', 0, 0)`,
