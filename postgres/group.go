@@ -29,8 +29,7 @@ import (
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
 //     stats of the room does not wait for) in a statement that also reads the seats the
-//     appends post as (Append.Poster) and has the transaction use generic plans (qLock),
-//     every append's idempotency check, and the dedup checks of them all in one statement,
+//     appends post as (Append.Poster) (qLock), every append's idempotency check, and the dedup checks of them all in one statement,
 //     pipelined. The checks run after the lock, so they see every append to the room that
 //     any process committed before it.
 //  2. Here, in order: an append whose seat is revoked, gone or holds another token now is
@@ -226,8 +225,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	}
 	i++
 	var seats seatStates
-	var mode string
-	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes, &mode); err != nil {
+	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			br.Close()
 			for _, o := range ops {
@@ -397,11 +395,12 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 // (NULL when there are none). The seats are read from the statement's snapshot, taken before
 // it waits for the lock: a revocation or rotation committed before the batch began is seen.
 //
-// It also sets plan_cache_mode to force_generic_plan until the transaction ends, for the
-// batch's later statements: PostgreSQL would otherwise plan the dedup checks (qChecks) again
-// on every execution, as their generic plan's estimate never beats a custom one, which cost
-// more than running them. The generic plan reads the same indexes (TestDuplicateQueryPlan).
-const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes, set_config('plan_cache_mode', 'force_generic_plan', true)
+// The transaction keeps PostgreSQL's own choice between custom and generic plans. Forcing
+// generic plans here saved planning the dedup checks on every batch (about 9% of PostgreSQL's
+// CPU), but a generic plan made while the room held a few hundred messages read the
+// (room, topic, seq) index and filtered the hash over the whole room, under the room's lock,
+// until the plan was dropped (TestDuplicateQueryPlanSmallTable).
+const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
 	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
 		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
 	WHERE r.name = $1 FOR NO KEY UPDATE OF r`
