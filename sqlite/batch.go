@@ -137,23 +137,32 @@ func (s *Store) indexSearch(t *rawTx) (bool, error) {
 	}
 	slices.Sort(rooms)
 	for _, room := range slices.Compact(rooms) {
-		if err := catchUp(t, room); err != nil {
+		if err := catchUp(func(q string, args ...any) (affected, error) {
+			return t.exec(q, args...)
+		}, room); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
+// searchExec runs one statement of a catch-up: in a committer's batch (rawTx.exec) or in
+// the transaction Open runs (catchUpAll).
+type searchExec func(query string, args ...any) (affected, error)
+
+// affected is what both results give: sql.Result and driver.Result.
+type affected interface{ RowsAffected() (int64, error) }
+
 // catchUp indexes the room's messages after its progress, and moves the progress to its last.
-func catchUp(t *rawTx, room string) error {
-	res, err := t.exec(qIndexSearch, room)
+func catchUp(exec searchExec, room string) error {
+	res, err := exec(qIndexSearch, room)
 	if err != nil {
 		return fmt.Errorf("search index of %s: %w", room, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return err
 	}
-	if _, err := t.exec(qSearchProgress, room); err != nil {
+	if _, err := exec(qSearchProgress, room); err != nil {
 		return fmt.Errorf("search progress of %s: %w", room, err)
 	}
 	return nil
@@ -257,12 +266,12 @@ func catchUpAll(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
+	exec := func(q string, args ...any) (affected, error) {
+		return tx.ExecContext(ctx, q, args...)
+	}
 	for _, room := range rooms {
-		if _, err := tx.ExecContext(ctx, qIndexSearch, room); err != nil {
-			return fmt.Errorf("index %s: %w", room, err)
-		}
-		if _, err := tx.ExecContext(ctx, qSearchProgress, room); err != nil {
-			return fmt.Errorf("search progress of %s: %w", room, err)
+		if err := catchUp(exec, room); err != nil {
+			return err
 		}
 	}
 	return tx.Commit()

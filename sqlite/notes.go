@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"strings"
-	"unicode/utf8"
 
+	"github.com/parleyhq/parley/internal/postjson"
 	"github.com/parleyhq/parley/internal/sqlstore"
 )
 
@@ -17,7 +17,7 @@ func marshalNotes(notes []string) (string, error) {
 	}
 	n := len(notes) + 1 // the brackets and the commas
 	for _, s := range notes {
-		if !plainJSON(s) {
+		if !postjson.Plain(s) {
 			return sqlstore.MarshalNotes(notes)
 		}
 		n += len(s) + 2
@@ -35,26 +35,4 @@ func marshalNotes(notes []string) (string, error) {
 	}
 	b.WriteByte(']')
 	return b.String(), nil
-}
-
-// plainJSON tells whether encoding/json writes s between its quotes as it is: valid UTF-8
-// without control characters, '"', '\\', the characters it escapes for HTML ('<', '>', '&'),
-// U+2028 or U+2029.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			return false
-		}
-		i += size
-	}
-	return true
 }

@@ -7,6 +7,7 @@ package postjson
 import (
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/parleyhq/parley/diag"
 )
@@ -59,17 +60,36 @@ func AppendDiagnostic(dst []byte, d diag.Diagnostic) []byte {
 	return append(dst, '}')
 }
 
-// AppendString appends json.Marshal(s) to dst: a string of printable ASCII that
-// encoding/json writes as it is (no quote, backslash, or the <, > and & it escapes for HTML)
-// is quoted here; any other goes through json.Marshal, so that every escape is its.
+// AppendString appends json.Marshal(s) to dst: a string encoding/json writes as it is
+// (Plain) is quoted here; any other goes through json.Marshal, so that every escape is its.
 func AppendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always marshals
-			return append(dst, b...)
-		}
+	if !Plain(s) {
+		b, _ := json.Marshal(s) // a string always marshals
+		return append(dst, b...)
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// Plain tells whether encoding/json writes s between its quotes as it is: valid UTF-8
+// without control characters, '"', '\\', the characters it escapes for HTML ('<', '>', '&'),
+// U+2028 or U+2029.
+func Plain(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
 }
