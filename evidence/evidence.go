@@ -183,10 +183,17 @@ func ValidRunID(id string) bool { return runIDShape(id) }
 
 // Resolve parses text as an ev line's reference and checks it.
 func (r *Resolver) Resolve(ctx context.Context, room, text string) Verdict {
+	return r.ResolveBefore(ctx, time.Time{}, room, text)
+}
+
+// ResolveBefore is Resolve with a deadline (none when zero) for the git a commit check runs,
+// on top of the resolver's Timeout: the checks of one post share one. A run is looked up in
+// the store under ctx alone, so that the common check makes no timer.
+func (r *Resolver) ResolveBefore(ctx context.Context, deadline time.Time, room, text string) Verdict {
 	ref := Parse(text)
 	switch ref.Kind {
 	case KindCommit:
-		return r.Commit(ctx, ref.ID, ref.Branch)
+		return r.commit(ctx, deadline, ref.ID, ref.Branch)
 	case KindRun:
 		return r.Run(ctx, room, ref.ID)
 	}
@@ -197,6 +204,11 @@ func (r *Resolver) Resolve(ctx context.Context, room, text string) Verdict {
 // Commit checks that sha names a commit in the repository and, when branch is not "", that
 // the commit is reachable from it.
 func (r *Resolver) Commit(ctx context.Context, sha, branch string) Verdict {
+	return r.commit(ctx, time.Time{}, sha, branch)
+}
+
+// commit is Commit with a deadline for its git commands (none when zero).
+func (r *Resolver) commit(ctx context.Context, deadline time.Time, sha, branch string) Verdict {
 	ref := Ref{Kind: KindCommit, ID: sha, Branch: branch}
 	v := Verdict{Status: Unverified, Ref: ref}
 	switch {
@@ -214,7 +226,7 @@ func (r *Resolver) Commit(ctx context.Context, sha, branch string) Verdict {
 		return v
 	}
 
-	code, err := r.git(ctx, "cat-file", "-e", sha+"^{commit}")
+	code, err := r.git(ctx, deadline, "cat-file", "-e", sha+"^{commit}")
 	if err != nil {
 		v.Detail = fmt.Sprintf("commit %s not checked: %v", sha, err)
 		return v
@@ -226,7 +238,7 @@ func (r *Resolver) Commit(ctx context.Context, sha, branch string) Verdict {
 	if branch == "" {
 		return Verdict{Status: Verified, Ref: ref, Detail: "commit " + sha}
 	}
-	code, err = r.git(ctx, "merge-base", "--is-ancestor", sha, branch)
+	code, err = r.git(ctx, deadline, "merge-base", "--is-ancestor", sha, branch)
 	switch {
 	case err != nil:
 		v.Detail = fmt.Sprintf("commit %s on %s not checked: %v", sha, branch, err)
@@ -244,13 +256,18 @@ func (r *Resolver) Commit(ctx context.Context, sha, branch string) Verdict {
 var errGit = errors.New("git failed on the server")
 
 // git runs one git command in the repository and returns its exit code. An error means the
-// command could not run or timed out; a non-zero exit code is an answer, not an error.
-func (r *Resolver) git(ctx context.Context, args ...string) (int, error) {
+// command could not run or timed out (the resolver's Timeout, or deadline when it is set and
+// comes first); a non-zero exit code is an answer, not an error.
+func (r *Resolver) git(ctx context.Context, deadline time.Time, args ...string) (int, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	end := time.Now().Add(timeout)
+	if !deadline.IsZero() && deadline.Before(end) {
+		end = deadline
+	}
+	ctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	bin := r.Git
 	if bin == "" {

@@ -163,6 +163,24 @@ func TestCommitTimeout(t *testing.T) {
 	}
 }
 
+// TestResolveBeforeDeadline: the shared deadline of a post's checks cuts a commit's git off
+// when it comes before the resolver's own timeout.
+func TestResolveBeforeDeadline(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "git")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &evidence.Resolver{GitRepo: t.TempDir(), Git: bin, Timeout: time.Minute}
+	start := time.Now()
+	v := r.ResolveBefore(t.Context(), start.Add(100*time.Millisecond), "demo", "commit 3f9a2c1")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("ResolveBefore took %s with a deadline 100ms away", took)
+	}
+	if v.Status != evidence.Unverified || !strings.Contains(v.Detail, "not checked: git took longer") {
+		t.Errorf("got %q, want unverified: … not checked: git took longer …", v)
+	}
+}
+
 func TestCommitGitMissing(t *testing.T) {
 	r := &evidence.Resolver{GitRepo: t.TempDir(), Git: filepath.Join(t.TempDir(), "no-git")}
 	v := r.Commit(t.Context(), "3f9a2c1", "")

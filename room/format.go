@@ -238,11 +238,8 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 		return nil, verdicts
 	}
 	// The checks share one deadline, within the request's own: none starts after it, and a
-	// check that runs git (a commit) is cut off at it. A run is looked up in the store, which
-	// answers from memory or with one read: it gets the request's context, which saves the
-	// timer of a context with the deadline on the common post (one run cited, no commit).
-	budget := lazyDeadline{parent: ctx, at: time.Now().Add(evidenceBudget)}
-	defer budget.release()
+	// check that runs git (a commit) is cut off at it (evidence.Resolver.ResolveBefore).
+	deadline := time.Now().Add(evidenceBudget)
 	checks := 0
 	for _, p := range pairEvidence(d.conv) {
 		lbl := label(p.done)
@@ -257,16 +254,12 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 			case checks >= maxChecks:
 				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
 					Detail: fmt.Sprintf("too many evidence lines (the room checks at most %d per message)", maxChecks)}
-			case ctx.Err() != nil || !time.Now().Before(budget.at):
+			case ctx.Err() != nil || !time.Now().Before(deadline):
 				v = evidence.Verdict{Status: evidence.Unverified, Ref: evidence.Parse(ev.Text),
 					Detail: fmt.Sprintf("not checked: the evidence checks of one message stop after %s", evidenceBudget)}
 			default:
 				checks++
-				cctx := ctx
-				if !citesRun(ev.Text) {
-					cctx = budget.context()
-				}
-				v = s.ev.Resolve(cctx, room, ev.Text)
+				v = s.ev.ResolveBefore(ctx, deadline, room, ev.Text)
 			}
 			verdicts = append(verdicts, v.Status)
 			if v.Detail == "" { // "! ev<label> " + v.String(), in one copy
@@ -283,36 +276,6 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 		}
 	}
 	return notes, verdicts
-}
-
-// lazyDeadline is parent with a deadline at, made when first asked for.
-type lazyDeadline struct {
-	parent context.Context
-	at     time.Time
-	ctx    context.Context
-	stop   context.CancelFunc
-}
-
-func (l *lazyDeadline) context() context.Context {
-	if l.ctx == nil {
-		l.ctx, l.stop = context.WithDeadline(l.parent, l.at)
-	}
-	return l.ctx
-}
-
-// release stops the context's timer, if it was made.
-func (l *lazyDeadline) release() {
-	if l.stop != nil {
-		l.stop()
-	}
-}
-
-// citesRun reports whether an ev line's first word is run, in any case: evidence.Parse then
-// reads it as a run (or, with nothing after it, as neither a run nor a commit), never as a
-// commit. Words are split on spaces only, so a line it is unsure of is not a run.
-func citesRun(text string) bool {
-	w, _, _ := strings.Cut(strings.TrimLeft(text, " "), " ")
-	return strings.EqualFold(w, evidence.KindRun)
 }
 
 // doneVerdict reads a done's verdict back from its message's frozen notes, so the state record

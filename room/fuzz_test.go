@@ -7,7 +7,6 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
-	"github.com/parleyhq/parley/evidence"
 )
 
 // FuzzParse feeds arbitrary bodies through the store-free steps of the pipeline (limits,
@@ -64,32 +63,4 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = asksOf(d, "builder")
 	})
-}
-
-// FuzzCitesRun holds citesRun to evidence.Parse: a line it takes for a run (which is then
-// checked without the budget's deadline) is never read as a commit, which runs git.
-func FuzzCitesRun(f *testing.F) {
-	for _, s := range []string{"run load-17", "Run x", "  RUN x", "run", "run\tcommit 3f9a2c1", "commit 3f9a2c1",
-		"runner 1", "\u00a0run x", "run  commit", "rün x", "r\u0130n x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if citesRun(s) && evidence.Parse(s).Kind == evidence.KindCommit {
-			t.Errorf("citesRun(%q) is true, but evidence.Parse reads a commit", s)
-		}
-	})
-}
-
-// TestCitesRun checks hand-worked lines: only a line whose first word (split on spaces) is
-// run is taken for one.
-func TestCitesRun(t *testing.T) {
-	for s, want := range map[string]bool{"run load-17": true, "Run x": true, "  RUN x": true, "run": true,
-		"runner 1": false, "commit 3f9a2c1": false, "run\tx": false, "\u00a0run x": false} {
-		if got := citesRun(s); got != want {
-			t.Errorf("citesRun(%q) = %v, want %v", s, got, want)
-		}
-		if want && evidence.Parse(s).Kind == evidence.KindCommit {
-			t.Errorf("%q: a commit", s)
-		}
-	}
 }
