@@ -143,8 +143,7 @@ func (c *charge) refuseAdmission(ctx context.Context, b parley.RateBucket, wait 
 
 // takeTokens takes the post's tokens from the seat's token bucket, once every check has
 // passed, and its admission with them when it was deferred: one take of the three buckets,
-// all or none. When that take lacks only tokens, admission is taken alone, as it would have
-// been before. A refused admission answers rep or err with c.overCap set: that answer is the
+// all or none. A refused admission answers rep or err with c.overCap set: that answer is the
 // post's, whatever else is wrong with it.
 func (c *charge) takeTokens(ctx context.Context, tokens int) (*parley.PostResult, error) {
 	if tokens > c.p.SeatTokensPerMinute {
@@ -174,11 +173,8 @@ func (c *charge) takeTokens(ctx context.Context, tokens int) (*parley.PostResult
 	if b.Kind != parley.RateTokens {
 		return c.refuseAdmission(ctx, b, took.Wait)
 	}
-	if !c.admitted {
-		if rep, err := c.admitNow(ctx); rep != nil || err != nil {
-			return rep, err
-		}
-	}
+	// Short of tokens only: the post is refused, and settle takes its admission as for any
+	// refusal (over a message cap by then, the answer becomes that 429).
 	return nil, rateError(c.room, c.seat, c.p, b, took.Wait)
 }
 
