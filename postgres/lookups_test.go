@@ -178,3 +178,49 @@ func TestLookupsConcurrent(t *testing.T) {
 		t.Errorf("a lookup for a caller that left: %v", err)
 	}
 }
+
+// TestAddStats writes counters in batches to room r and one AddStat at a time to room q, the
+// same deltas, and compares the two rooms' counters; a batch naming a room that does not
+// exist writes nothing.
+func TestAddStats(t *testing.T) {
+	s := lookupFixture(t)
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(3, 9))
+	seats, keys := []string{"a", "b", ""}, []string{"messages", "tokens_posted", "dedup_messages"}
+	for range 5 {
+		var deltas []parley.StatDelta
+		for _, seat := range seats {
+			for _, key := range keys {
+				if rng.IntN(2) == 0 {
+					d := int64(rng.IntN(50) - 5)
+					deltas = append(deltas, parley.StatDelta{Room: "r", Seat: seat, Key: key, Delta: d})
+					if err := s.AddStat(ctx, "q", seat, key, d); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		rng.Shuffle(len(deltas), func(i, j int) { deltas[i], deltas[j] = deltas[j], deltas[i] })
+		if err := s.AddStats(ctx, deltas); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Stats(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Stats(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("batched counters %v, one at a time %v", got, want)
+	}
+	err = s.AddStats(ctx, []parley.StatDelta{{Room: "r", Seat: "a", Key: "messages", Delta: 1000}, {Room: "nowhere", Seat: "a", Key: "messages", Delta: 1}})
+	if parley.ErrorCode(err) != parley.ENOTFOUND {
+		t.Errorf("a batch with a room that does not exist: %v, want ENOTFOUND", err)
+	}
+	if after, _ := s.Stats(ctx, "r"); !reflect.DeepEqual(after, got) {
+		t.Errorf("a refused batch changed the counters: %v, was %v", after, got)
+	}
+}

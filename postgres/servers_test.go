@@ -157,6 +157,28 @@ func TestPostsAcrossServers(t *testing.T) {
 		}
 	})
 
+	t.Run("stats", func(t *testing.T) {
+		// Counters of both servers, each flushed in one statement, add up.
+		tok := ts.room(t, "st", nil, "w", "v")
+		want := map[string]int64{}
+		for i := range 5 {
+			seat := []string{"w", "v"}[i%2]
+			res, err := ts.post(t, i%2, "st", tok[seat], note(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[seat] += int64(res.Tokens)
+		}
+		ts.svc[1].Stats(ctx, ts.admin[1], "st") // flushes server 1's counters
+		st, err := ts.svc[0].Stats(ctx, ts.admin[0], "st")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Counters["w"]["messages"] != 3 || st.Counters["v"]["messages"] != 2 || st.TokensPosted["w"] != want["w"] || st.TokensPosted["v"] != want["v"] {
+			t.Errorf("counters %v, want 3 and 2 messages, tokens %v", st.Counters, want)
+		}
+	})
+
 	// Four messages a seat, one a minute: nothing refills during the test.
 	capped := &parley.Policy{SeatMessagesPerMinute: 1, SeatBurst: 4, SeatTokensPerMinute: 60, RoomMessagesPerMinute: 1e6, RoomBurst: 1 << 20}
 
