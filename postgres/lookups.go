@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/sqlstore"
@@ -23,6 +24,55 @@ import (
 
 // maxLookupBatch bounds one statement's keys.
 const maxLookupBatch = 64
+
+// inList is "$from, …" for n parameters. A batch's keys go in a list of n parameters, n the
+// next power of two (the last key repeated to fill it): seven statements in all, each planned
+// like a statement of one key, so that PostgreSQL soon keeps one generic plan for each. An
+// array parameter (= ANY($1)) left it guessing the array's length, and it planned the lookup
+// again on every call.
+func inList(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", from+i)
+	}
+	return b.String()
+}
+
+// padded are keys, then the last key again up to the next power of two, as query arguments
+// after the ones in pre.
+func padded(pre []any, keys []string, conv func(string) any) []any {
+	n := 1
+	for n < len(keys) {
+		n *= 2
+	}
+	args := make([]any, len(pre), len(pre)+n)
+	copy(args, pre)
+	for i := range n {
+		args = append(args, conv(keys[min(i, len(keys)-1)]))
+	}
+	return args
+}
+
+var (
+	tokenQueries = lookupQueries(func(n int) string {
+		return `SELECT ` + sqlstore.SeatColumns + ` FROM seats WHERE token_hash IN (` + inList(1, n) + `)`
+	})
+	runQueries = lookupQueries(func(n int) string {
+		return `SELECT ` + sqlstore.RunColumns + ` FROM runs WHERE room = $1 AND id IN (` + inList(2, n) + `)`
+	})
+)
+
+// lookupQueries maps a padded list's length to its statement.
+func lookupQueries(q func(n int) string) map[int]string {
+	m := map[int]string{}
+	for n := 1; n <= maxLookupBatch; n *= 2 {
+		m[n] = q(n)
+	}
+	return m
+}
 
 // lookupOp is one lookup waiting for its batch: key is a token hash or a run id.
 type lookupOp struct {
@@ -90,19 +140,15 @@ func (s *Store) runTokens(_ string, batch []*lookupOp) {
 	if len(ops) == 0 {
 		return
 	}
-	hashes := make([][]byte, len(keys))
-	for i, k := range keys {
-		hashes[i] = []byte(k)
-	}
+	args := padded(nil, keys, func(k string) any { return []byte(k) })
 	found := make(map[string]*parley.Seat, len(keys))
-	err := pgDB{s.pool}.Query(context.Background(), `SELECT `+sqlstore.SeatColumns+` FROM seats WHERE token_hash = ANY($1)`,
-		[]any{hashes}, func(row sqlstore.Row) error {
-			st, err := sqlstore.ScanSeat(row)
-			if err == nil {
-				found[string(st.TokenHash)] = st
-			}
-			return err
-		})
+	err := pgDB{s.pool}.Query(context.Background(), tokenQueries[len(args)], args, func(row sqlstore.Row) error {
+		st, err := sqlstore.ScanSeat(row)
+		if err == nil {
+			found[string(st.TokenHash)] = st
+		}
+		return err
+	})
 	for _, o := range ops {
 		o.seat, o.err = found[o.key], err
 		if err != nil {
@@ -131,15 +177,15 @@ func (s *Store) runRuns(room string, batch []*lookupOp) {
 	if len(ops) == 0 {
 		return
 	}
+	args := padded([]any{room}, ids, func(k string) any { return k })
 	found := make(map[string]*parley.Run, len(ids))
-	err := pgDB{s.pool}.Query(context.Background(), `SELECT `+sqlstore.RunColumns+` FROM runs WHERE room = $1 AND id = ANY($2)`,
-		[]any{room, ids}, func(row sqlstore.Row) error {
-			r, err := sqlstore.ScanRun(row)
-			if err == nil {
-				found[r.ID] = r
-			}
-			return err
-		})
+	err := pgDB{s.pool}.Query(context.Background(), runQueries[len(args)-1], args, func(row sqlstore.Row) error {
+		r, err := sqlstore.ScanRun(row)
+		if err == nil {
+			found[r.ID] = r
+		}
+		return err
+	})
 	for _, o := range ops {
 		o.run, o.err = found[o.key], err
 		if err != nil {
