@@ -95,6 +95,20 @@ type charge struct {
 	admitted   bool // the post's message is taken from the seat's and the room's buckets
 	overCap    bool // admission was refused: the answer is the 429 (or the replay)
 	tokens     int  // taken from the seat's token bucket
+	// A repeat refused before admission was taken, and its tokens: its counters wait for it.
+	repeated     bool
+	repeatTokens int
+}
+
+// refuseDuplicate is the refusal of a repeat found before the post was stored. Its dedup
+// counters wait for admission when that is not taken yet (settle): a post over a message cap
+// is answered the 429 and counts no repeat, as when admission came first.
+func (c *charge) refuseDuplicate(ctx context.Context, orig int64, tokens int) error {
+	if c.admitted {
+		return c.s.refuseDuplicate(ctx, c.room, c.seat, orig, tokens)
+	}
+	c.repeated, c.repeatTokens = true, tokens
+	return duplicateError(orig)
 }
 
 // admit begins the post's charge. For a seat over a message cap lately (limits.hot) it takes
@@ -196,6 +210,10 @@ func (c *charge) settle(ctx context.Context, res *parley.PostResult, err error) 
 		}
 		if rep, aerr := c.admitNow(gctx); rep != nil || aerr != nil {
 			return rep, aerr
+		}
+		if c.repeated {
+			c.s.addStat(ctx, c.room, c.seat, "dedup_tokens", int64(c.repeatTokens))
+			c.s.addStat(ctx, c.room, c.seat, "dedup_messages", 1)
 		}
 	}
 	var back []parley.RateBucket

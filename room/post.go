@@ -101,7 +101,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return s.internal(ctx, "post: dedup", err)
 		}
 		if orig != 0 {
-			return s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+			return ch.refuseDuplicate(ctx, orig, d.tokens)
 		}
 		return refusal
 	}

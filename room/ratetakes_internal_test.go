@@ -136,3 +136,65 @@ func TestRateTakes(t *testing.T) {
 		t.Errorf("a post after the wait: %s, want take srt", got)
 	}
 }
+
+// TestRepeatOverCap: a repeat that another check refuses, from a seat whose message cap ran out
+// on refusals (so this process has not seen it over the cap), is answered the 429 and counts
+// no repeat in the room's stats, as when admission came first; under the cap it is refused as
+// a repeat and counted.
+func TestRepeatOverCap(t *testing.T) {
+	ctx := context.Background()
+	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	s, err := New(sq, Config{AdminToken: "the-admin-token-of-this-test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, _ := s.Authenticate(ctx, "the-admin-token-of-this-test")
+	p := &parley.Policy{SeatMessagesPerMinute: 1, SeatBurst: 3, SeatTokensPerMinute: 10000, RoomMessagesPerMinute: 1e6, RoomBurst: 1 << 20}
+	if _, err := s.CreateRoom(ctx, admin, "r", p); err != nil {
+		t.Fatal(err)
+	}
+	seat := map[string]*parley.Caller{}
+	for _, name := range []string{"a", "b"} {
+		_, tok, err := s.AddSeat(ctx, admin, "r", name, parley.RoleAgent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seat[name], _ = s.Authenticate(ctx, tok)
+	}
+	post := func(who, body string) error {
+		_, err := s.Post(ctx, seat[who], "r", []byte(body), "")
+		return err
+	}
+	const ack = "v1 note x to all n=1\nok\n"
+	must := func(err error, code string) {
+		t.Helper()
+		if parley.ErrorCode(err) != code && (err != nil || code != "") {
+			t.Fatalf("%v, want %q", err, code)
+		}
+	}
+	dedup := func() int64 {
+		t.Helper()
+		st, err := s.Stats(ctx, admin, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Counters["a"]["dedup_messages"]
+	}
+	// Two acknowledgements in a row: a third is refused by the acknowledgement cap, and a's
+	// repeats its own #1, so it is refused as a repeat.
+	must(post("a", ack), "")
+	must(post("b", ack), "")
+	must(post("a", ack), parley.ECONFLICT) // a: 1 message left
+	if n := dedup(); n != 1 {
+		t.Fatalf("a repeat under the cap counted %d repeats, want 1", n)
+	}
+	must(post("a", "not a message"), parley.EINVALID) // a: none left, and no 429 yet
+	must(post("a", ack), parley.ERATELIMIT)
+	if n := dedup(); n != 1 {
+		t.Errorf("a repeat over the cap counted %d repeats, want 1 (the one under the cap)", n)
+	}
+}
