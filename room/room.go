@@ -9,7 +9,8 @@
 // and validation (convention or AACP; plain text only in lenient rooms) → addressing against
 // the roster → dedup → the acknowledgement cap → secret scan → the token cap → evidence →
 // append. Every refusal is a *parley.Error whose Message says what is
-// wrong and whose Hint says how to fix it.
+// wrong and whose Hint says how to fix it. The answers are those of this order; the message
+// caps are taken later when they can be, with the tokens (limits.go).
 //
 // History is append-only and byte-stable: each message renders as
 //
