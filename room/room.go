@@ -26,7 +26,7 @@
 // History(after=N) is exactly the suffix of the full text and every reader of a range
 // gets identical bytes, which is what lets provider prompt caches hit.
 //
-// Locks: the Service holds five small mutexes (rate limiters, read marks, counters, the block
+// Locks: the Service holds six small mutexes (rate limiters, the seats seen over a cap, read marks, counters, the block
 // token cache, the page cache). None is held while another is taken or while the store is called, so there is
 // no lock order to keep.
 package room
