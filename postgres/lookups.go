@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parleyhq/parley"
@@ -129,7 +130,13 @@ func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, err
 	if o.seat == nil {
 		return nil, sqlstore.NoSuchToken()
 	}
-	st := *o.seat // each caller its own copy: callers may keep and change it
+	// Each caller its own copy, as a query of its own would give: callers may keep and change it.
+	st := *o.seat
+	st.TokenHash = slices.Clone(st.TokenHash)
+	if st.RevokedAt != nil {
+		t := *st.RevokedAt
+		st.RevokedAt = &t
+	}
 	return &st, nil
 }
 
