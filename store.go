@@ -123,6 +123,18 @@ func PosterError(room string, want, cur *Seat) error {
 	return nil
 }
 
+// StatDelta is one counter's increment (Store.AddStat's arguments).
+type StatDelta struct {
+	Room, Seat, Key string
+	Delta           int64
+}
+
+// StatsAdder is a store that writes many counters at once, in one round trip (PostgreSQL).
+// AddStats is AddStat for each delta, all or none; the deltas name each counter once.
+type StatsAdder interface {
+	AddStats(ctx context.Context, deltas []StatDelta) error
+}
+
 // Store persists everything the room server knows. sqlite.Store and postgres.Store implement
 // it and pass the one conformance suite in storetest. Every method is safe for concurrent use,
 // also by several server processes on one database where the implementation allows it.

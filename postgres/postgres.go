@@ -75,9 +75,11 @@ type Store struct {
 	log    *slog.Logger
 	ping   time.Duration // listenPing when opened
 	stop   context.CancelFunc
-	done   chan struct{}         // closed when the listener has returned
-	groups roomBatches[*groupOp] // appends waiting for their room's batch (group.go)
-	rates  roomBatches[*rateOp]  // rate takes waiting for their room's batch (rates.go)
+	done   chan struct{}          // closed when the listener has returned
+	groups roomBatches[*groupOp]  // appends waiting for their room's batch (group.go)
+	rates  roomBatches[*rateOp]   // rate takes waiting for their room's batch (rates.go)
+	tokens roomBatches[*lookupOp] // token lookups waiting for a batch, under "" (lookups.go)
+	runs   roomBatches[*lookupOp] // run lookups waiting for their room's batch (lookups.go)
 }
 
 // Option configures Open.

@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -129,4 +132,39 @@ const qAddStat = `INSERT INTO stats (room, seat, key, value)
 func (s *Store) AddStat(ctx context.Context, room, seat, key string, delta int64) error {
 	_, err := s.pool.Exec(ctx, qAddStat, room, seat, key, delta)
 	return sqlstore.StatError(room, dialect{}, err)
+}
+
+var _ parley.StatsAdder = (*Store)(nil)
+
+// qAddStats is qAddStat for many counters ($1 rooms, $2 seats, $3 keys, $4 deltas), written in
+// the order given; AddStats sorts them, so that two processes flushing the same counters lock
+// their rows in one order and cannot deadlock.
+const qAddStats = `INSERT INTO stats (room, seat, key, value)
+	SELECT u.room, u.seat, u.key, u.delta
+	FROM (SELECT set_config('synchronous_commit', 'off', true)) async,
+		unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(room, seat, key, delta, i)
+	ORDER BY u.i
+	ON CONFLICT (room, seat, key) DO UPDATE SET value = stats.value + excluded.value`
+
+// AddStats implements parley.StatsAdder: every delta in one statement, all or none.
+func (s *Store) AddStats(ctx context.Context, deltas []parley.StatDelta) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	deltas = slices.Clone(deltas)
+	slices.SortFunc(deltas, func(a, b parley.StatDelta) int {
+		return cmp.Or(strings.Compare(a.Room, b.Room), strings.Compare(a.Seat, b.Seat), strings.Compare(a.Key, b.Key))
+	})
+	rooms, seats, keys := make([]string, len(deltas)), make([]string, len(deltas)), make([]string, len(deltas))
+	values := make([]int64, len(deltas))
+	for i, d := range deltas {
+		rooms[i], seats[i], keys[i], values[i] = d.Room, d.Seat, d.Key, d.Delta
+	}
+	if _, err := s.pool.Exec(ctx, qAddStats, rooms, seats, keys, values); err != nil {
+		if sqlState(err) == foreignKeyViolation {
+			return parley.Errorf(parley.ENOTFOUND, "a room of these counters does not exist")
+		}
+		return fmt.Errorf("add stats: %w", err)
+	}
+	return nil
 }

@@ -50,12 +50,12 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
-	// The rate caps come first: every post counts, refused ones too (limits.go).
+	// The rate caps count every post, refused ones too, as if they came first (limits.go).
 	ch, rep, err := s.admit(ctx, room, seat.Name, r.Policy, key)
 	if rep != nil || err != nil {
 		return rep, err
 	}
-	defer func() { ch.settle(ctx, res, err) }()
+	defer func() { res, err = ch.settle(ctx, res, err) }()
 	if parts != nil {
 		if body, err = compose(parts); err != nil {
 			return nil, err
@@ -101,7 +101,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 			return s.internal(ctx, "post: dedup", err)
 		}
 		if orig != 0 {
-			return s.refuseDuplicate(ctx, room, seat.Name, orig, d.tokens)
+			return ch.refuseDuplicate(ctx, orig, d.tokens)
 		}
 		return refusal
 	}
@@ -111,7 +111,10 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err := s.checkSecrets(ctx, d.body, d.format); err != nil {
 		return nil, repeatFirst(err)
 	}
-	if err := ch.takeTokens(ctx, d.tokens); err != nil {
+	if rep, err := ch.takeTokens(ctx, d.tokens); rep != nil || err != nil {
+		if ch.overCap {
+			return rep, err
+		}
 		return nil, repeatFirst(err)
 	}
 	// Commit evidence is judged by running git, work a repeat must not make the server do

@@ -9,7 +9,8 @@
 // and validation (convention or AACP; plain text only in lenient rooms) → addressing against
 // the roster → dedup → the acknowledgement cap → secret scan → the token cap → evidence →
 // append. Every refusal is a *parley.Error whose Message says what is
-// wrong and whose Hint says how to fix it.
+// wrong and whose Hint says how to fix it. The answers are those of this order; the message
+// caps are taken later when they can be, with the tokens (limits.go).
 //
 // History is append-only and byte-stable: each message renders as
 //
@@ -25,7 +26,7 @@
 // History(after=N) is exactly the suffix of the full text and every reader of a range
 // gets identical bytes, which is what lets provider prompt caches hit.
 //
-// Locks: the Service holds five small mutexes (rate limiters, read marks, counters, the block
+// Locks: the Service holds six small mutexes (rate limiters, the seats seen over a cap, read marks, counters, the block
 // token cache, the page cache). None is held while another is taken or while the store is called, so there is
 // no lock order to keep.
 package room

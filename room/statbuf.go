@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/parleyhq/parley"
 )
 
 // statFlushEvery is how long counters wait in memory before they are written.
@@ -48,6 +50,20 @@ func (s *Service) flushStats(ctx context.Context) {
 	s.stats.pending = nil
 	s.stats.last = s.now()
 	s.stats.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	if sa, ok := s.store.(parley.StatsAdder); ok && len(pending) > 1 {
+		// One statement for them all; when it fails (a room deleted meanwhile), one each,
+		// so that every other counter still lands and the failing one is logged.
+		deltas := make([]parley.StatDelta, 0, len(pending))
+		for k, v := range pending {
+			deltas = append(deltas, parley.StatDelta{Room: k.room, Seat: k.seat, Key: k.key, Delta: v})
+		}
+		if err := sa.AddStats(ctx, deltas); err == nil {
+			return
+		}
+	}
 	for k, v := range pending {
 		if err := s.store.AddStat(ctx, k.room, k.seat, k.key, v); err != nil {
 			s.log.WarnContext(ctx, "room: stat", "room", k.room, "seat", k.seat, "key", k.key, "delta", v, "err", err)

@@ -13,8 +13,14 @@ func SeatNotFound(room, name string) error {
 	return parley.Errorf(parley.ENOTFOUND, "seat %q not found in room %q", name, room)
 }
 
-func noSuchToken() error {
+// NoSuchToken is SeatByToken's ENOTFOUND.
+func NoSuchToken() error {
 	return parley.Errorf(parley.ENOTFOUND, "no seat has this token")
+}
+
+// RunNotFound is Run's ENOTFOUND.
+func RunNotFound(room, id string) error {
+	return parley.Errorf(parley.ENOTFOUND, "run %q not found in room %q", id, room)
 }
 
 func MessageNotFound(room string, seq int64) error {

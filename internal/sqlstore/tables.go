@@ -138,11 +138,11 @@ func (t Tables) Seat(ctx context.Context, room, name string) (*parley.Seat, erro
 // SeatByToken returns the seat whose token hashes to hash, revoked or not. ENOTFOUND.
 func (t Tables) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, error) {
 	if len(hash) == 0 {
-		return nil, noSuchToken()
+		return nil, NoSuchToken()
 	}
 	st, err := ScanSeat(t.read.QueryRow(ctx, `SELECT `+SeatColumns+` FROM seats WHERE token_hash = $1`, hash))
 	if isNoRows(err) {
-		return nil, noSuchToken()
+		return nil, NoSuchToken()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("seat by token: %w", err)
@@ -335,7 +335,7 @@ func (t Tables) CreateRun(ctx context.Context, r *parley.Run) error {
 func (t Tables) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 	r, err := ScanRun(t.read.QueryRow(ctx, `SELECT `+RunColumns+` FROM runs WHERE room = $1 AND id = $2`, room, id))
 	if isNoRows(err) {
-		return nil, parley.Errorf(parley.ENOTFOUND, "run %q not found in room %q", id, room)
+		return nil, RunNotFound(room, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
