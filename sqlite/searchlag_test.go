@@ -181,4 +181,3 @@ func TestSearchLagOtherStore(t *testing.T) {
 	wantFound(t, a, "r", "lag5", 5)
 	wantIndexExact(t, path)
 }
-

@@ -45,16 +45,16 @@ var _ parley.Store = (*Store)(nil)
 type Store struct {
 	sqlstore.Tables // reads on r, writes on w
 
-	path      string
-	write     *sql.DB    // one connection; transactions BEGIN IMMEDIATE
-	read      *sql.DB    // a pool of query_only connections
-	w, r      *stmtCache // prepared statements of write and read
-	watch     *fanout.Hub
-	seats     *fanout.Seats
-	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
-	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
-	runs      runCache    // each room's runs, for Run (runcache.go)
-	seqs      seqMemory   // each room's last seq, for the committer (seq.go)
+	path       string
+	write      *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read       *sql.DB    // a pool of query_only connections
+	w, r       *stmtCache // prepared statements of write and read
+	watch      *fanout.Hub
+	seats      *fanout.Seats
+	seatCache  seatCache     // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup      dedupMemory   // the latest messages of each seat, for dedup (dedup.go)
+	runs       runCache      // each room's runs, for Run (runcache.go)
+	seqs       seqMemory     // each room's last seq, for the committer (seq.go)
 	search     *searchIndex  // the search index, in a file of its own (searchfile.go)
 	noSearch   bool          // no search index (for a benchmark of what it costs)
 	searchIdle time.Duration // searchIdle, but for tests
