@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // The full-text search index lives in a SQLite file of its own beside the database, PATH-search
@@ -72,7 +74,7 @@ const searchTxMessages = 4096
 const searchBuildLog = 20000
 
 const searchSchema = `
-CREATE VIRTUAL TABLE message_words USING fts5(
+CREATE VIRTUAL TABLE IF NOT EXISTS message_words USING fts5(
 	room UNINDEXED,
 	seq UNINDEXED,
 	body,
@@ -80,11 +82,11 @@ CREATE VIRTUAL TABLE message_words USING fts5(
 	contentless_unindexed = 1,
 	tokenize = 'unicode61 remove_diacritics 0'
 );
-CREATE TABLE search_progress (
+CREATE TABLE IF NOT EXISTS search_progress (
 	room TEXT    NOT NULL PRIMARY KEY,
 	seq  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
-CREATE TABLE search_meta (
+CREATE TABLE IF NOT EXISTS search_meta (
 	database_id TEXT NOT NULL
 ) STRICT;
 `
@@ -203,57 +205,79 @@ func (x *searchIndex) open(ctx context.Context, id string) (why string, err erro
 	defer x.mu.Unlock()
 	conn, err := x.conn(ctx)
 	if err != nil {
-		return "the file cannot be opened: " + err.Error(), nil
+		return damaged(err)
 	}
 	defer conn.Close()
-	var format int
-	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&format); err != nil {
-		return "the file cannot be read: " + err.Error(), nil
+	var format, objects int
+	if err := conn.QueryRowContext(ctx, qSearchFormat).Scan(&format, &objects); err != nil {
+		return damaged(err)
 	}
-	if format == 0 {
-		var objects int
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
-			return "the file cannot be read: " + err.Error(), nil
+	if format == 0 && objects == 0 {
+		if err := x.create(ctx, conn, id); err != nil {
+			return "", err
 		}
-		if objects != 0 {
-			return "the file is not a search index", nil
+		if err := conn.QueryRowContext(ctx, qSearchFormat).Scan(&format, &objects); err != nil {
+			return damaged(err)
 		}
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
-			return "", fmt.Errorf("search index: %w", err)
-		}
-		defer tx.Rollback()
-		for _, q := range []struct {
-			sql  string
-			args []any
-		}{{searchSchema, nil}, {`INSERT INTO search_meta (database_id) VALUES ($1)`, []any{id}}, {`PRAGMA user_version = ` + strconv.Itoa(searchFormat), nil}} {
-			if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
-				return "", fmt.Errorf("search index: create %s: %w", x.path, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return "", fmt.Errorf("search index: create %s: %w", x.path, err)
-		}
-		return "", nil
 	}
 	if format != searchFormat {
 		return fmt.Sprintf("the file's format is %d, this parley's %d", format, searchFormat), nil
 	}
 	var owner string
 	if err := conn.QueryRowContext(ctx, `SELECT database_id FROM search_meta`).Scan(&owner); err != nil {
-		return "the file cannot be read: " + err.Error(), nil
+		return damaged(err)
 	}
 	if owner != id {
 		return "the file was made from another database", nil
 	}
 	var ahead int
 	if err := conn.QueryRowContext(ctx, qSearchAhead).Scan(&ahead); err != nil {
-		return "the file cannot be read: " + err.Error(), nil
+		return damaged(err)
 	}
 	if ahead > 0 {
 		return fmt.Sprintf("the file holds messages of %d room(s) that the database does not (a backup restored over it?)", ahead), nil
 	}
 	return "", nil
+}
+
+// qSearchFormat reads the search file's format and how many objects its schema holds.
+const qSearchFormat = `SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)`
+
+// create makes the empty search file's tables, for the database whose id is id. Another store
+// opening the same new file at the same moment may do the same: whichever commits second
+// finds everything there.
+func (x *searchIndex) create(ctx context.Context, conn *sql.Conn, id string) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search index: create %s: %w", x.path, err)
+	}
+	defer tx.Rollback()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{searchSchema, nil},
+		{`INSERT INTO search_meta (database_id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM search_meta)`, []any{id}},
+		{`PRAGMA user_version = ` + strconv.Itoa(searchFormat), nil},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return fmt.Errorf("search index: create %s: %w", x.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search index: create %s: %w", x.path, err)
+	}
+	return nil
+}
+
+// damaged tells a search file SQLite cannot read as a database (why, to build it again) from
+// any other failure (err).
+func damaged(err error) (why string, _ error) {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return "the file is damaged: " + err.Error(), nil
+	}
+	return "", fmt.Errorf("search index: %w", err)
 }
 
 // conn returns the writer's connection, the database attached to it as msgs. The caller holds
