@@ -56,12 +56,15 @@ const searchSuffix = "-search"
 const searchFormat = 1
 
 // searchChunk is how many messages wait before the indexer indexes them; searchIdle is how
-// long it waits after the first of them for the rest. Larger chunks make fewer and larger FTS5
-// segments (each indexing statement writes one, and FTS5 merges them later), so less work in
-// all; the wait only delays the background work, since a search catches its room up itself.
+// long it waits after the first of them for the rest. FTS5 writes a segment per indexing
+// transaction and merges them as they pile up, so larger chunks cost less CPU in all
+// (BenchmarkSearchFileIndex, on the shared 2-core test machine: about 55 µs a message in
+// chunks of 16, 39 of 64, 29 of 128, 26 of 512, 16-20 of 2048). The wait only delays work
+// done in the background: a search catches its room up itself, indexing at most what a
+// chunk or the wait lets pile up (a few milliseconds' work).
 const (
-	searchChunk = 128
-	searchIdle  = 50 * time.Millisecond
+	searchChunk = 512
+	searchIdle  = 100 * time.Millisecond
 )
 
 // searchTxMessages bounds the messages one index transaction takes, so that a room built from
@@ -145,8 +148,8 @@ type searchIndex struct {
 
 // openSearch opens the search file of the database at dbPath, whose database_id is id, building
 // it again when it cannot be used as it is; the indexer then catches up in the background.
-func openSearch(ctx context.Context, dbPath, id string, sole bool, idle time.Duration, log *slog.Logger) (*searchIndex, error) {
-	x := &searchIndex{path: dbPath + searchSuffix, dbPath: dbPath, log: log, sole: sole, chunk: searchChunk, idle: idle,
+func openSearch(ctx context.Context, dbPath, id string, sole bool, chunk int, idle time.Duration, log *slog.Logger) (*searchIndex, error) {
+	x := &searchIndex{path: dbPath + searchSuffix, dbPath: dbPath, log: log, sole: sole, chunk: chunk, idle: idle,
 		dirty: map[string]uint64{}, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	why, err := x.open(ctx, id)
 	if err != nil {

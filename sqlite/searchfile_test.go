@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ import (
 func TestSearchRightAfterPost(t *testing.T) {
 	for _, sole := range []bool{true, false} {
 		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) {
-			opts := []Option{noIdleIndex(), func(s *Store) { s.searchIdle = time.Hour }}
+			opts := []Option{noIdleIndex(), searchChunkOf(1 << 30)} // only searches index
 			if sole {
 				opts = append(opts, Sole())
 			}
@@ -33,7 +34,6 @@ func TestSearchRightAfterPost(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			s.search.chunk = 1 << 30 // never a chunk: only searches index
 			storetest.MustCreateRoom(t, s, "r")
 			var wg sync.WaitGroup
 			for seat := range 8 {
@@ -73,6 +73,9 @@ func messageSeqs(msgs []*parley.Message) []int64 {
 	}
 	return out
 }
+
+// searchChunkOf sets the chunk the indexer waits for.
+func searchChunkOf(n int) Option { return func(s *Store) { s.searchChunk = n } }
 
 // seqsDown is n, n-1, …, 1: the order of a search whose matches all score the same.
 func seqsDown(n int) []int64 {
@@ -213,11 +216,10 @@ func TestSearchFileRebuilt(t *testing.T) {
 		{"lost its last transactions", "", func(t *testing.T, path string) {
 			// The files as a power cut may leave them under synchronous=NORMAL: the search
 			// file without its WAL, so without its last transactions, index and progress.
-			s, err := Open(t.Context(), path, Sole(), noIdleIndex())
+			s, err := Open(t.Context(), path, Sole(), noIdleIndex(), searchChunkOf(1<<30))
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.search.chunk = 1 << 30
 			for _, w := range []string{"later one", "later two"} {
 				storetest.MustAppend(t, s, &parley.Append{Message: &parley.Message{Room: "r", Seat: "bob", Time: time.Now(),
 					Format: parley.FormatText, Body: w, Hash: []byte(w)}})
@@ -314,4 +316,59 @@ func TestSearchNoLockOnDatabase(t *testing.T) {
 		t.Fatalf("a post while the indexer holds a transaction: %v", err)
 	}
 	wantFound(t, s, "r", "while", 4)
+}
+
+// BenchmarkSearchFileIndex measures the indexer's CPU time per message (its thread's, so the
+// same under load as when idle, roughly) when it indexes a room in transactions of the given
+// number of messages: FTS5 writes a segment per transaction and merges them as they pile up,
+// so small transactions cost more in all. It decides searchChunk.
+//
+//	go test ./sqlite -run '^$' -bench SearchFileIndex -benchtime 20000x
+func BenchmarkSearchFileIndex(b *testing.B) {
+	for _, chunk := range []int{16, 64, 128, 512, 2048} {
+		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "parley.db")
+			s, err := Open(context.Background(), path, noIdleIndex(), searchChunkOf(1<<30))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			storetest.MustCreateRoom(b, s, "r")
+			// b.N messages of about 250 bytes of words (as BenchmarkCommitBatch posts), written
+			// straight into the table.
+			words := strings.Fields("limiter tokens bucket refill burst window seat room ask answer review commit evidence test " +
+				"latency throughput durable group fsync index search topic decision state summary plan risk")
+			tx, err := s.write.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 1; i <= b.N; i++ {
+				var sb strings.Builder
+				fmt.Fprintf(&sb, "v1 note m%d to all n=0\n", i)
+				for k := 0; sb.Len() < 250; k++ {
+					sb.WriteString(words[(i*7+k*13)%len(words)])
+					sb.WriteByte(' ')
+				}
+				if _, err := tx.Exec(`INSERT INTO messages (room, seq, seat, time, format, body) VALUES ('r', ?, 'alice', 0, 'text', ?)`,
+					i, []byte(sb.String())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ResetTimer()
+			t0 := threadCPU()
+			for done := 0; done < b.N; {
+				n, err := s.search.indexRoom(context.Background(), "r", chunk)
+				if err != nil || n == 0 {
+					b.Fatalf("indexed %d: %d, %v", done, n, err)
+				}
+				done += n
+			}
+			b.ReportMetric(float64((threadCPU()-t0).Microseconds())/float64(b.N), "cpu-µs/msg")
+		})
+	}
 }

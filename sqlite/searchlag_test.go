@@ -128,22 +128,23 @@ func waitIndexed(t *testing.T, path, room string, n int) {
 // indexes it on its own, neither waiting for a search.
 func TestSearchLagChunk(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	s, err := Open(t.Context(), path, Sole(), noIdleIndex())
+	const chunk = 16
+	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), searchChunkOf(chunk))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	storetest.MustCreateRoom(t, s, "r")
-	appendN(t, s, "r", 1, searchChunk-1)
+	appendN(t, s, "r", 1, chunk-1)
 	if got := indexedSeqs(t, path, "r"); len(got) != 0 {
-		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", searchChunk-1, len(got))
+		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", chunk-1, len(got))
 	}
 	time.Sleep(50 * time.Millisecond) // the indexer had its chance
 	if got := indexedSeqs(t, path, "r"); len(got) != 0 {
-		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", searchChunk-1, len(got))
+		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", chunk-1, len(got))
 	}
-	appendN(t, s, "r", searchChunk, 1)
-	waitIndexed(t, path, "r", searchChunk)
+	appendN(t, s, "r", chunk, 1)
+	waitIndexed(t, path, "r", chunk)
 
 	i, err := Open(t.Context(), filepath.Join(t.TempDir(), "idle.db"), Sole(), func(s *Store) { s.searchIdle = time.Millisecond })
 	if err != nil {

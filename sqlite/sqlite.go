@@ -45,23 +45,24 @@ var _ parley.Store = (*Store)(nil)
 type Store struct {
 	sqlstore.Tables // reads on r, writes on w
 
-	path       string
-	write      *sql.DB    // one connection; transactions BEGIN IMMEDIATE
-	read       *sql.DB    // a pool of query_only connections
-	w, r       *stmtCache // prepared statements of write and read
-	watch      *fanout.Hub
-	seats      *fanout.Seats
-	seatCache  seatCache     // seats read, for Seat and SeatByToken (seatcache.go)
-	dedup      dedupMemory   // the latest messages of each seat, for dedup (dedup.go)
-	runs       runCache      // each room's runs, for Run (runcache.go)
-	seqs       seqMemory     // each room's last seq, for the committer (seq.go)
-	search     *searchIndex  // the search index, in a file of its own (searchfile.go)
-	noSearch   bool          // no search index (for a benchmark of what it costs)
-	searchIdle time.Duration // searchIdle, but for tests
-	idleAfter  time.Duration // how long the committer waits for a write before its idle work
-	log        *slog.Logger
-	once       sync.Once // Close
-	err        error     // of Close
+	path        string
+	write       *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read        *sql.DB    // a pool of query_only connections
+	w, r        *stmtCache // prepared statements of write and read
+	watch       *fanout.Hub
+	seats       *fanout.Seats
+	seatCache   seatCache     // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup       dedupMemory   // the latest messages of each seat, for dedup (dedup.go)
+	runs        runCache      // each room's runs, for Run (runcache.go)
+	seqs        seqMemory     // each room's last seq, for the committer (seq.go)
+	search      *searchIndex  // the search index, in a file of its own (searchfile.go)
+	noSearch    bool          // no search index (for a benchmark of what it costs)
+	searchIdle  time.Duration // searchIdle, but for tests
+	searchChunk int           // searchChunk, but for tests
+	idleAfter   time.Duration // how long the committer waits for a write before its idle work
+	log         *slog.Logger
+	once        sync.Once // Close
+	err         error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
@@ -111,7 +112,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, idleAfter: idleAfter,
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter,
 		ckptLimit: ckptLimit, log: slog.Default()}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
@@ -128,7 +129,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			write.Close()
 			return nil, fmt.Errorf("open sqlite %s: database_id: %w", path, err)
 		}
-		if s.search, err = openSearch(ctx, path, id, s.seqs.on, s.searchIdle, s.log); err != nil {
+		if s.search, err = openSearch(ctx, path, id, s.seqs.on, s.searchChunk, s.searchIdle, s.log); err != nil {
 			write.Close()
 			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
