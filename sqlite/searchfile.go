@@ -73,8 +73,8 @@ const (
 const searchTxMessages = 4096
 
 // searchBuildLog is the number of messages waiting at Open from which the store says that it
-// builds the index, and again when it has.
-const searchBuildLog = 20000
+// builds the index, and again when it has (a variable for the tests).
+var searchBuildLog int64 = 20000
 
 const searchSchema = `
 CREATE VIRTUAL TABLE IF NOT EXISTS message_words USING fts5(

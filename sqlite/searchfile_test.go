@@ -109,7 +109,10 @@ func TestSearchFileUpgrade(t *testing.T) {
 	}
 	db.Close()
 
-	s, err := Open(t.Context(), path, Sole(), noIdleIndex())
+	defer func(n int64) { searchBuildLog = n }(searchBuildLog)
+	searchBuildLog = 4 // the messages the index lacks: say so, as for a big database
+	var log syncBuffer
+	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -129,6 +132,32 @@ func TestSearchFileUpgrade(t *testing.T) {
 	waitIndexed(t, path, "q", 1) // Open had the indexer build every room, searched or not
 	indexBehind(t, s)
 	wantIndexExact(t, path)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "search index: built"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log: %q; want the index said built", log.String())
+		}
+	}
+	if l := log.String(); !strings.Contains(l, "indexing the messages it lacks") || !strings.Contains(l, "messages=4 rooms=2") {
+		t.Errorf("the log: %q; want the build announced, with 4 messages of 2 rooms", l)
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger that another goroutine writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // TestSearchFileRebuilt: a search file that is missing, is not a database, was made from another
@@ -248,7 +277,7 @@ func TestSearchFileRebuilt(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "parley.db")
 			fill(t, path, "native")
 			c.damage(t, path)
-			var log bytes.Buffer
+			var log syncBuffer
 			s, err := Open(t.Context(), path, Sole(), noIdleIndex(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 			if err != nil {
 				t.Fatalf("open: %v", err)
