@@ -32,7 +32,7 @@ func (s *Store) Search(ctx context.Context, room string, words []string, limit i
 		return nil, errors.New("search: this store was opened without its search index")
 	}
 	if err := s.search.current(ctx, room); err != nil {
-		return nil, err
+		return nil, s.search.hint(err)
 	}
 	var seqs []int64
 	err := s.search.r.Query(ctx, qSearchRank, []any{match, room, limit}, func(r sqlstore.Row) error {
@@ -42,7 +42,7 @@ func (s *Store) Search(ctx context.Context, room string, words []string, limit i
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, s.search.hint(fmt.Errorf("search: %w", err))
 	}
 	if len(seqs) == 0 {
 		return nil, nil

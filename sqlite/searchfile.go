@@ -506,6 +506,16 @@ func (x *searchIndex) indexRoom(ctx context.Context, room string, limit int) (in
 	return int(n), nil
 }
 
+// hint adds to an error from the search file, when SQLite found the file damaged, what to do:
+// Open checks the file's header and tables, not every page of the index.
+func (x *searchIndex) hint(err error) error {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w (the search index %s is damaged: stop the server and delete it, with its -wal and -shm; it is built again from the messages when the server starts)", err, x.path)
+	}
+	return err
+}
+
 // close indexes what waits, stops the indexer and closes the search file.
 func (x *searchIndex) close() error {
 	if x == nil {

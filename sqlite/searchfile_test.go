@@ -401,3 +401,47 @@ func BenchmarkSearchFileIndex(b *testing.B) {
 		})
 	}
 }
+
+// TestSearchFileDamagedInside: a search file whose header and small tables read well but whose
+// index pages are garbage passes Open's checks; a search then fails (it never answers from a
+// damaged index) and says what to do.
+func TestSearchFileDamagedInside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := Open(t.Context(), path, Sole())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.MustCreateRoom(t, s, "r")
+	appendN(t, s, "r", 1, 300)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path + searchSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	if len(b) < 8*page {
+		t.Fatalf("the search file is %d bytes: too small for the test", len(b))
+	}
+	for i := len(b) - len(b)/4; i < len(b); i++ {
+		b[i] = 0xa5
+	}
+	if err := os.WriteFile(path+searchSuffix, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	s, err = Open(t.Context(), path, Sole(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	found, err := s.Search(t.Context(), "r", []string{"common"}, 5)
+	t.Logf("open's log: %q; search: %d found, %v", log.String(), len(found), err)
+	if strings.Contains(log.String(), "building it again") {
+		t.Fatal("Open found the damage: the test does not test what it means to")
+	}
+	if err == nil || !strings.Contains(err.Error(), "stop the server and delete it") {
+		t.Fatalf("search of a damaged index: %d found, %v; want an error saying what to do", len(found), err)
+	}
+}
