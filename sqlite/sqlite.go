@@ -1,5 +1,7 @@
 // Package sqlite is the room server's embedded store: one SQLite file (modernc.org/sqlite, pure
 // Go) in WAL mode with synchronous=FULL, so an acknowledged post survives a crash or power loss.
+// Beside it, PATH-search holds the full-text index, derived from the messages and rebuilt from
+// them when missing or out of step (searchfile.go).
 //
 // Every write goes through one connection whose transactions begin IMMEDIATE: writers are
 // serialised in this process by the connection and across processes by SQLite's write lock,
