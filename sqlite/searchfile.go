@@ -139,11 +139,14 @@ type searchIndex struct {
 	dirty map[string]uint64 // room → generation of the last batch that stored messages in it
 	gen   uint64
 
-	waiting  atomic.Int64 // messages committed since the indexer last started a round
-	building atomic.Int64 // messages Open found missing, when many: the indexer says when done
-	kick     chan struct{}
-	quit     chan struct{}
-	done     chan struct{}
+	waiting    atomic.Int64 // messages committed since the indexer last started a round
+	building   atomic.Int64 // messages Open found missing, when many: the indexer says when done
+	buildStart time.Time    // when Open found them
+	failLogged time.Time    // the indexer's last failure logged
+	failures   int          // the indexer's failures since
+	kick       chan struct{}
+	quit       chan struct{}
+	done       chan struct{}
 }
 
 // openSearch opens the search file of the database at dbPath, whose database_id is id, building
@@ -348,6 +351,7 @@ func (x *searchIndex) findBehind(ctx context.Context) error {
 	}
 	if total >= searchBuildLog {
 		x.building.Store(total)
+		x.buildStart = time.Now()
 		x.log.Info("search index: indexing the messages it lacks, in the background (a search waits for its own room's)",
 			"file", x.path, "messages", total, "rooms", rooms)
 	}
@@ -415,17 +419,21 @@ func (x *searchIndex) indexDirty() {
 	x.dmu.Lock()
 	rooms := maps.Clone(x.dirty)
 	x.dmu.Unlock()
-	start := time.Now()
 	failed := false
 	for _, room := range slices.Sorted(maps.Keys(rooms)) {
 		if err := x.catchUp(context.Background(), room, rooms[room]); err != nil {
-			x.log.Error("search index: indexing failed; a search of the room tries again", "file", x.path, "room", room, "err", err)
 			failed = true
+			// Once a minute at most: a full disk would otherwise log at every round.
+			if x.failures++; time.Since(x.failLogged) >= time.Minute {
+				x.log.Error("search index: indexing failed; the indexer, and a search of the room, try again",
+					"file", x.path, "room", room, "err", err, "failures", x.failures)
+				x.failLogged, x.failures = time.Now(), 0
+			}
 		}
 	}
 	if n := x.building.Load(); n > 0 && !failed {
 		x.building.Store(0)
-		x.log.Info("search index: built", "file", x.path, "messages", n, "took", time.Since(start).Round(time.Millisecond))
+		x.log.Info("search index: built", "file", x.path, "messages", n, "took", time.Since(x.buildStart).Round(time.Millisecond))
 	}
 }
 
