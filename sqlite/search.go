@@ -31,18 +31,28 @@ func (s *Store) Search(ctx context.Context, room string, words []string, limit i
 	if s.search == nil {
 		return nil, errors.New("search: this store was opened without its search index")
 	}
-	if err := s.search.current(ctx, room); err != nil {
-		return nil, s.search.hint(err)
-	}
+	x := s.search
 	var seqs []int64
-	err := s.search.r.Query(ctx, qSearchRank, []any{match, room, limit}, func(r sqlstore.Row) error {
-		var seq int64
-		err := r.Scan(&seq)
-		seqs = append(seqs, seq)
-		return err
-	})
-	if err != nil {
-		return nil, s.search.hint(fmt.Errorf("search: %w", err))
+	for attempt := 0; ; attempt++ {
+		if err := x.current(ctx, room); err != nil {
+			return nil, err
+		}
+		seqs = seqs[:0]
+		gen, err := x.withFile(func() error {
+			return x.r.Query(ctx, qSearchRank, []any{match, room, limit}, func(r sqlstore.Row) error {
+				var seq int64
+				err := r.Scan(&seq)
+				seqs = append(seqs, seq)
+				return err
+			})
+		})
+		again, err := x.repair(ctx, gen, err, attempt)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if !again {
+			break
+		}
 	}
 	if len(seqs) == 0 {
 		return nil, nil

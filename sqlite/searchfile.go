@@ -147,6 +147,14 @@ type searchIndex struct {
 	kick       chan struct{}
 	quit       chan struct{}
 	done       chan struct{}
+
+	// The files themselves: whatever uses write, read or r holds file shared (before mu), a
+	// rebuild alone (fresh). fileGen counts the rebuilds, so that two finders of one damage
+	// rebuild once; lost is why write is nil (the store closed, a rebuild failed).
+	id      string
+	file    sync.RWMutex
+	fileGen uint64
+	lost    error
 }
 
 // openSearch opens the search file of the database at dbPath, whose database_id is id, building
@@ -154,30 +162,84 @@ type searchIndex struct {
 func openSearch(ctx context.Context, dbPath, id string, sole bool, chunk int, idle time.Duration, log *slog.Logger) (*searchIndex, error) {
 	x := &searchIndex{path: dbPath + searchSuffix, dbPath: dbPath, log: log, sole: sole, chunk: chunk, idle: idle,
 		dirty: map[string]uint64{}, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	x.id = id
 	why, err := x.open(ctx, id)
 	if err != nil {
 		x.closeDBs()
 		return nil, err
 	}
 	if why != "" {
-		x.closeDBs()
-		log.Warn("search index: building it again from the messages", "file", x.path, "reason", why)
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if err := os.Remove(x.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("search index: %w", err)
-			}
-		}
-		if why, err = x.open(ctx, id); err != nil || why != "" {
-			x.closeDBs()
-			return nil, fmt.Errorf("search index %s: a new file: %s%w", x.path, why, err)
-		}
+		err = x.fresh(ctx, why)
+	} else {
+		err = x.findBehind(ctx)
 	}
-	if err := x.findBehind(ctx); err != nil {
+	if err != nil {
 		x.closeDBs()
 		return nil, err
 	}
 	go x.run()
 	return x, nil
+}
+
+// fresh deletes the search file and makes a new one, which the indexer then fills. The caller
+// holds file alone, or is Open.
+func (x *searchIndex) fresh(ctx context.Context, why string) error {
+	x.closeDBs()
+	x.log.Warn("search index: building it again from the messages", "file", x.path, "reason", why)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(x.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			x.lost = fmt.Errorf("search index: %w", err)
+			return x.lost
+		}
+	}
+	if why, err := x.open(ctx, x.id); err != nil || why != "" {
+		x.closeDBs()
+		x.lost = fmt.Errorf("search index %s: a new file: %s%w", x.path, why, err)
+		return x.lost
+	}
+	return x.findBehind(ctx)
+}
+
+// withFile runs fn holding the search file shared, and returns its error and the file's
+// generation it ran on (for repair).
+func (x *searchIndex) withFile(fn func() error) (uint64, error) {
+	x.file.RLock()
+	defer x.file.RUnlock()
+	if x.write == nil {
+		return x.fileGen, x.lost
+	}
+	return x.fileGen, fn()
+}
+
+// repair tells whether an operation that failed with err on the file of generation gen should
+// run again: when SQLite found the file damaged (past what Open checks: a page of the index),
+// the first time, once the file is built again. A search then indexes its room afresh, the
+// indexer every other room.
+func (x *searchIndex) repair(ctx context.Context, gen uint64, err error, attempt int) (again bool, _ error) {
+	if err == nil || attempt > 0 || !isDamaged(err) {
+		return false, err
+	}
+	x.file.Lock()
+	defer x.file.Unlock()
+	if x.write == nil {
+		return false, errors.Join(err, x.lost)
+	}
+	if x.fileGen == gen { // else another caller rebuilt it already
+		x.fileGen++
+		if ferr := x.fresh(ctx, "the file is damaged: "+err.Error()); ferr != nil {
+			return false, errors.Join(err, ferr)
+		}
+	}
+	return true, nil
+}
+
+// isDamaged tells whether err is SQLite finding a file it cannot read as a database.
+func isDamaged(err error) bool {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
 }
 
 // open opens the search file, creating it if missing. why says, when not empty, why the file
@@ -279,8 +341,7 @@ func (x *searchIndex) create(ctx context.Context, conn *sql.Conn, id string) err
 // damaged tells a search file SQLite cannot read as a database (why, to build it again) from
 // any other failure (err).
 func damaged(err error) (why string, _ error) {
-	switch sqliteCode(err) & 0xff {
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	if isDamaged(err) {
 		return "the file is damaged: " + err.Error(), nil
 	}
 	return "", fmt.Errorf("search index: %w", err)
@@ -356,7 +417,10 @@ func (x *searchIndex) findBehind(ctx context.Context) error {
 			"file", x.path, "messages", total, "rooms", rooms)
 	}
 	x.waiting.Add(max(total, int64(x.chunk)))
-	x.kick <- struct{}{}
+	select {
+	case x.kick <- struct{}{}:
+	default: // the indexer is woken already
+	}
 	return nil
 }
 
@@ -476,7 +540,20 @@ func (x *searchIndex) catchUp(ctx context.Context, room string, gen uint64) erro
 // and moves the progress to the last of them. It returns how many it indexed. The messages are
 // read from one snapshot of the database, taken after the transaction holds the search file's
 // write lock.
-func (x *searchIndex) indexRoom(ctx context.Context, room string, limit int) (int, error) {
+func (x *searchIndex) indexRoom(ctx context.Context, room string, limit int) (n int, err error) {
+	for attempt := 0; ; attempt++ {
+		gen, err := x.withFile(func() error {
+			n, err = x.indexRoomTx(ctx, room, limit)
+			return err
+		})
+		if again, err := x.repair(ctx, gen, err, attempt); !again {
+			return n, err
+		}
+	}
+}
+
+// indexRoomTx is indexRoom's transaction, on the file the caller holds.
+func (x *searchIndex) indexRoomTx(ctx context.Context, room string, limit int) (int, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	conn, err := x.conn(ctx)
@@ -514,16 +591,6 @@ func (x *searchIndex) indexRoom(ctx context.Context, room string, limit int) (in
 	return int(n), nil
 }
 
-// hint adds to an error from the search file, when SQLite found the file damaged, what to do:
-// Open checks the file's header and tables, not every page of the index.
-func (x *searchIndex) hint(err error) error {
-	switch sqliteCode(err) & 0xff {
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%w (the search index %s is damaged: stop the server and delete it, with its -wal and -shm; it is built again from the messages when the server starts)", err, x.path)
-	}
-	return err
-}
-
 // close indexes what waits, stops the indexer and closes the search file.
 func (x *searchIndex) close() error {
 	if x == nil {
@@ -531,6 +598,9 @@ func (x *searchIndex) close() error {
 	}
 	close(x.quit)
 	<-x.done
+	x.file.Lock()
+	defer x.file.Unlock()
+	x.lost = errors.New("search index: the store is closed")
 	return x.closeDBs()
 }
 
