@@ -46,7 +46,9 @@ import (
 // another format or from another database (search_meta's id is the database's database_id,
 // migration 0006), or holds a room further than the database does (a backup restored over the
 // database), is deleted and built again from the messages at Open, in the background (the
-// first search of a room still waits for that room's share).
+// first search of a room still waits for that room's share). Damage Open's checks do not reach
+// (a page of the index) is met by the first search or index transaction that reads it: the
+// file is built again then, the same way (repair), and that search answers from the new file.
 
 // searchSuffix names the search file: the database's path with this appended.
 const searchSuffix = "-search"
