@@ -18,11 +18,16 @@ import (
 	"github.com/parleyhq/parley/storetest"
 )
 
-// wantIndexExact fails t unless the search index holds every message of the database once
-// and nothing else, compared as (room, seq) lists read from both tables.
-func wantIndexExact(t *testing.T, db *sql.DB) {
+// wantIndexExact fails t unless the search index of the database at path holds every message
+// of the database once and nothing else, compared as (room, seq) lists read from both files.
+func wantIndexExact(t *testing.T, path string) {
 	t.Helper()
-	list := func(q string) []string {
+	list := func(file, q string) []string {
+		db, err := sql.Open("sqlite", file+"?_pragma=query_only(1)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
 		rows, err := db.Query(q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -42,8 +47,8 @@ func wantIndexExact(t *testing.T, db *sql.DB) {
 		}
 		return out
 	}
-	msgs := list(`SELECT room, seq FROM messages ORDER BY room, seq`)
-	indexed := list(`SELECT room, seq FROM message_words ORDER BY room, seq`)
+	msgs := list(path, `SELECT room, seq FROM messages ORDER BY room, seq`)
+	indexed := list(path+searchSuffix, `SELECT room, seq FROM message_words ORDER BY room, seq`)
 	if !slices.Equal(msgs, indexed) {
 		t.Fatalf("the search index holds %d rows, the messages table %d:\nindex:    %v\nmessages: %v", len(indexed), len(msgs), indexed, msgs)
 	}
@@ -70,9 +75,6 @@ func wantFound(t *testing.T, s *Store, room, word string, want ...int64) {
 // once each, and only the stored ones.
 func TestSearchIndexByBatch(t *testing.T) {
 	eachSole(t, func(t *testing.T, s *Store) {
-		if !s.searchByBatch {
-			t.Fatal("a new database: the committer does not keep the search index")
-		}
 		storetest.MustCreateRoom(t, s, "r")
 		storetest.MustCreateRoom(t, s, "q")
 		var wg sync.WaitGroup
@@ -125,7 +127,7 @@ func TestSearchIndexByBatch(t *testing.T) {
 		wantFound(t, s, "r", word, m.Seq)
 		wantFound(t, s, "imported", word, m.Seq)
 		indexBehind(t, s)
-		wantIndexExact(t, s.read)
+		wantIndexExact(t, s.path)
 	})
 }
 
@@ -157,21 +159,17 @@ func TestSearchIndexUpgrade(t *testing.T) {
 	if err := s.read.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`).Scan(&triggers); err != nil || triggers != 0 {
 		t.Fatalf("triggers after the upgrade: %d, %v; want none", triggers, err)
 	}
-	if !s.searchByBatch {
-		t.Fatal("after the upgrade the committer does not keep the search index")
-	}
 	storetest.MustAppend(t, s, &parley.Append{Message: &parley.Message{Room: "r", Seat: "a", Time: time.Now(), Format: parley.FormatText, Body: "redis after", Hash: []byte("3")}})
 	wantFound(t, s, "r", "before", 2, 1)
 	wantFound(t, s, "r", "after", 3)
 	wantFound(t, s, "r", "redis", 3, 1)
-	wantIndexExact(t, s.read) // the searches brought the index up to date
+	wantIndexExact(t, s.path) // the searches brought the index up to date
 }
 
-// indexBehind brings the search index of every room up to date through the committer, as a
-// search does for its room.
+// indexBehind brings the search index of every room up to date, as a search does for its room.
 func indexBehind(t *testing.T, s *Store) {
 	t.Helper()
-	rows, err := s.read.Query(qSearchBehind)
+	rows, err := s.read.Query(`SELECT name FROM rooms ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,10 +183,7 @@ func indexBehind(t *testing.T, s *Store) {
 	}
 	rows.Close()
 	for _, room := range rooms {
-		if err := s.inTx(t.Context(), func(_ context.Context, tx txStmts) error {
-			tx.t.b.indexNow(room)
-			return nil
-		}); err != nil {
+		if err := s.search.current(t.Context(), room); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,6 +191,10 @@ func indexBehind(t *testing.T, s *Store) {
 
 // WantIndexExact is wantIndexExact for the tests outside the package (TestCrash).
 var WantIndexExact = wantIndexExact
+
+// NoSearchIndex opens a store without its search index, for the benchmark of what the index
+// costs a post (BenchmarkSearchIndex).
+func NoSearchIndex() Option { return func(s *Store) { s.noSearch = true } }
 
 // openAtMigration opens a new SQLite database at path migrated only as far as the named
 // migrations, as an older parley left it.

@@ -157,10 +157,10 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 		out += fmt.Sprintf("posts %d\n", posts)
 		for _, word := range []string{"note", "lapse", "d"} {
 			var seqs []int64
-			if err := s.read.QueryRowContext(t.Context(), `SELECT count(*) FROM message_words WHERE message_words MATCH ? AND room = ?`, word, room).Scan(new(int)); err != nil {
+			if err := s.search.read.QueryRowContext(t.Context(), `SELECT count(*) FROM message_words WHERE message_words MATCH ? AND room = ?`, word, room).Scan(new(int)); err != nil {
 				t.Fatalf("search %s: %v", word, err)
 			}
-			rows, err := s.read.QueryContext(t.Context(), `SELECT seq FROM message_words WHERE message_words MATCH ? AND room = ? ORDER BY seq`, word, room)
+			rows, err := s.search.read.QueryContext(t.Context(), `SELECT seq FROM message_words WHERE message_words MATCH ? AND room = ? ORDER BY seq`, word, room)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,12 +78,12 @@ func TestCheckpointer(t *testing.T) {
 	}
 }
 
-// TestCheckpointerIdle: once the committer has had no write for searchIdle, the checkpointer
+// TestCheckpointerIdle: once the committer has had no write for idleAfter, the checkpointer
 // copies the whole WAL, and the next write starts the WAL again, without the committer ever
 // stopping for a checkpoint of its own.
 func TestCheckpointerIdle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	s, err := Open(t.Context(), path, Sole(), func(s *Store) { s.searchIdle = 20 * time.Millisecond })
+	s, err := Open(t.Context(), path, Sole(), func(s *Store) { s.idleAfter = 20 * time.Millisecond })
 	if err != nil {
 		t.Fatal(err)
 	}

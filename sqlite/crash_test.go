@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -36,12 +35,7 @@ func TestCrashSole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	storetest.Crash(t, mustOpenPath(t, path), crashSoleEnv, path, "TestCrashSoleChild")
 	reopen(t, path)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sqlite.WantIndexExact(t, db)
+	sqlite.WantIndexExact(t, path)
 }
 
 // TestCrash kills a process in the middle of appending and checks that, after recovery, every
@@ -63,12 +57,7 @@ func TestCrash(t *testing.T) {
 	// Once the store is stopped and opened again, the search index holds exactly the
 	// messages that survived.
 	reopen(t, path)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sqlite.WantIndexExact(t, db)
+	sqlite.WantIndexExact(t, path)
 }
 
 // reopen opens the database at path and closes it: the store indexes what waits.

@@ -42,6 +42,10 @@ const (
 	qRollback = "ROLLBACK"
 )
 
+// idleAfter is how long the committer waits for a write before it does its idle work (has
+// the checkpointer copy the WAL: checkpoint.go).
+const idleAfter = 50 * time.Millisecond
+
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
 
@@ -103,12 +107,11 @@ func (s *Store) committer() {
 			batch = append(batch, o)
 		default:
 			// Nothing waiting: the moment to checkpoint if the WAL is long (checkpoint.go),
-			// and, should nothing come for a while, to index what the batches left (batch.go)
-			// and to have the checkpointer copy the WAL.
+			// and, should nothing come for a while, to have the checkpointer copy the WAL.
 			s.checkpointIfDue()
 			var idled <-chan time.Time
-			if s.lag.n > 0 || s.idleWork() {
-				idle.Reset(s.searchIdle)
+			if s.idleWork() {
+				idle.Reset(s.idleAfter)
 				idled = idle.C
 			}
 			select {
@@ -116,12 +119,10 @@ func (s *Store) committer() {
 				batch = append(batch, o)
 				idle.Stop()
 			case <-idled:
-				s.indexWaiting()
 				s.idleCheckpoint()
 				continue
 			case <-s.quit:
 				idle.Stop()
-				s.indexWaiting()
 				return
 			}
 		}
@@ -243,13 +244,6 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committ
 		fail(err)
 		return -1, 0
 	}
-	indexed, err := s.indexSearch(rt)
-	if err != nil {
-		rt.control(qRollback)
-		fail(err)
-		return -1, 0
-	}
-	rt.b.indexed = indexed
 	if err := rt.control(qCommit); err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
@@ -265,7 +259,7 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committ
 func (s *Store) batchCommitted(rt *rawTx, n int) {
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
-	s.searchCommitted(&rt.b)
+	s.search.committed(rt.b.search)
 	s.wroteForCheckpoint(ckptPages(n))
 }
 

@@ -35,6 +35,16 @@ func TestPragmas(t *testing.T) {
 	if err := s.read.QueryRow("PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
 		t.Errorf("read connection: query_only = %s, %v, want 1", qo, err)
 	}
+	// The search file: derived data, so synchronous=NORMAL is enough (searchfile.go).
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "5000"} {
+		var got string
+		if err := s.search.write.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("search file writer: %s = %s, %v; want %s", pragma, got, err, want)
+		}
+	}
+	if err := s.search.read.QueryRow("PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
+		t.Errorf("search file reader: query_only = %s, %v, want 1", qo, err)
+	}
 	var versions int
 	files, _ := fs.Glob(migrations, "migrations/*.sql")
 	if err := s.read.QueryRow("SELECT count(*) FROM schema_migrations").Scan(&versions); err != nil || versions != len(files) || versions < 2 {

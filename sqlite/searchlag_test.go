@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,17 +13,19 @@ import (
 	"github.com/parleyhq/parley/storetest"
 )
 
-// The search index is written in chunks (batch.go); these tests pin down that a search, a
-// restart after a crash, and an upgrade never see it short of a committed message.
+// The search index is written beside the committer, in chunks, in a file of its own
+// (searchfile.go); these tests pin down that a search, a restart after a crash, a lost or
+// damaged search file and an upgrade never see it short of a committed message.
 
 // noIdleIndex keeps the committer from indexing when idle, so that what the batches leave
 // unindexed stays so until a chunk, a search, Close or Open.
 func noIdleIndex() Option { return func(s *Store) { s.searchIdle = time.Hour } }
 
-// indexedSeqs is the seqs of the room in the search index of the database at path.
+// indexedSeqs is the seqs of the room in the search index of the database at path (in its
+// search file).
 func indexedSeqs(t *testing.T, path, room string) []int64 {
 	t.Helper()
-	db, err := sql.Open("sqlite", path+"?_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", path+searchSuffix+"?_pragma=query_only(1)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,7 @@ func TestSearchLagCrash(t *testing.T) {
 	appendN(t, s, "r", 4, 5)        // committed, not indexed (fewer than a chunk)
 
 	crashed := filepath.Join(dir, "crashed.db")
-	for _, suffix := range []string{"", "-wal"} {
+	for _, suffix := range []string{"", "-wal", searchSuffix, searchSuffix + "-wal"} {
 		b, err := os.ReadFile(path + suffix)
 		if err != nil {
 			t.Fatal(err)
@@ -87,11 +90,9 @@ func TestSearchLagCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := indexedSeqs(t, crashed, "r"); fmt.Sprint(got) != "[1 2 3 4 5 6 7 8]" {
-		t.Fatalf("after Open the index holds %v, want 1 to 8", got)
-	}
 	wantFound(t, c, "r", "lag7", 7)
-	wantIndexExact(t, c.read)
+	waitIndexed(t, crashed, "r", 8) // Open had the indexer start on them, without waiting for a chunk
+	wantIndexExact(t, crashed)
 
 	// Close indexes what waits: the first store's file holds it all once closed.
 	appendN(t, s, "r", 9, 2)
@@ -103,24 +104,47 @@ func TestSearchLagCrash(t *testing.T) {
 	}
 }
 
+// waitIndexed waits for the indexer to have indexed the room's messages 1 to n, and no other.
+func waitIndexed(t *testing.T, path, room string, n int) {
+	t.Helper()
+	want := make([]int64, n)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := indexedSeqs(t, path, room)
+		if slices.Equal(got, want) {
+			return
+		}
+		if len(got) > n || time.Now().After(deadline) {
+			t.Fatalf("the indexer left %v indexed, want 1 to %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestSearchLagChunk: a batch indexes what waits once it makes a chunk, and an idle committer
 // indexes it on its own, neither waiting for a search.
 func TestSearchLagChunk(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	s, err := Open(t.Context(), path, Sole(), noIdleIndex())
+	const chunk = 16
+	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), searchChunkOf(chunk))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	storetest.MustCreateRoom(t, s, "r")
-	appendN(t, s, "r", 1, searchChunk-1)
+	appendN(t, s, "r", 1, chunk-1)
 	if got := indexedSeqs(t, path, "r"); len(got) != 0 {
-		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", searchChunk-1, len(got))
+		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", chunk-1, len(got))
 	}
-	appendN(t, s, "r", searchChunk, 1)
-	if got := indexedSeqs(t, path, "r"); len(got) != searchChunk {
-		t.Fatalf("a chunk of %d messages: %d indexed", searchChunk, len(got))
+	time.Sleep(50 * time.Millisecond) // the indexer had its chance
+	if got := indexedSeqs(t, path, "r"); len(got) != 0 {
+		t.Fatalf("%d messages, fewer than a chunk: %d indexed, want none yet", chunk-1, len(got))
 	}
+	appendN(t, s, "r", chunk, 1)
+	waitIndexed(t, path, "r", chunk)
 
 	i, err := Open(t.Context(), filepath.Join(t.TempDir(), "idle.db"), Sole(), func(s *Store) { s.searchIdle = time.Millisecond })
 	if err != nil {
@@ -129,13 +153,7 @@ func TestSearchLagChunk(t *testing.T) {
 	defer i.Close()
 	storetest.MustCreateRoom(t, i, "r")
 	appendN(t, i, "r", 1, 2)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(indexedSeqs(t, i.path, "r")) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("an idle committer left %v indexed of 2", indexedSeqs(t, i.path, "r"))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitIndexed(t, i.path, "r", 2)
 }
 
 // TestSearchLagOtherStore: a store that shares the file (not Sole) finds what another store
@@ -159,47 +177,8 @@ func TestSearchLagOtherStore(t *testing.T) {
 	}
 	wantFound(t, b, "r", "lag3", 3)
 	wantFound(t, b, "r", "common", 4, 3, 2, 1)
-	wantIndexExact(t, b.read)
+	wantIndexExact(t, path)
 	appendN(t, a, "r", 5, 1)
 	wantFound(t, a, "r", "lag5", 5)
-	wantIndexExact(t, a.read)
-}
-
-// TestSearchProgressUpgrade: a database at the schema before search_progress (migration 0004,
-// its index holding every message) gets each room's progress at its last message, and indexes
-// nothing twice.
-func TestSearchProgressUpgrade(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "parley.db")
-	db := openAtMigration(t, path, "migrations/0001_init.sql", "migrations/0002_topic_index.sql", "migrations/0003_search.sql", "migrations/0004_search_by_batch.sql")
-	// As the committer of that schema left them: each message indexed in its transaction.
-	for _, q := range []string{
-		`INSERT INTO rooms (name, policy, created_at, last_seq) VALUES ('r', '{}', 0, 2), ('q', '{}', 0, 1), ('empty', '{}', 0, 0)`,
-		`INSERT INTO messages (room, seq, seat, time, format, body) VALUES ('r', 1, 'a', 0, 'text', CAST('redis before' AS BLOB))`,
-		`INSERT INTO messages (room, seq, seat, time, format, body) VALUES ('r', 2, 'b', 0, 'text', CAST('cache before' AS BLOB))`,
-		`INSERT INTO messages (room, seq, seat, time, format, body) VALUES ('q', 1, 'b', 0, 'text', CAST('queue before' AS BLOB))`,
-		`INSERT INTO message_words (room, seq, body) SELECT room, seq, CAST(body AS TEXT) FROM messages`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(t.Context(), path, Sole(), noIdleIndex())
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer s.Close()
-	var progress string
-	if err := s.read.QueryRow(`SELECT group_concat(room || '=' || seq, ' ') FROM (SELECT * FROM search_progress ORDER BY room)`).Scan(&progress); err != nil {
-		t.Fatal(err)
-	}
-	if progress != "q=1 r=2" {
-		t.Fatalf("search_progress after the upgrade: %q, want q=1 r=2", progress)
-	}
-	wantIndexExact(t, s.read) // nothing indexed twice by Open
-	storetest.MustAppend(t, s, &parley.Append{Message: &parley.Message{Room: "r", Seat: "a", Time: time.Now(), Format: parley.FormatText, Body: "redis after", Hash: []byte("3")}})
-	wantFound(t, s, "r", "redis", 3, 1)
-	wantFound(t, s, "q", "queue", 1)
-	wantIndexExact(t, s.read)
+	wantIndexExact(t, path)
 }

@@ -1,5 +1,7 @@
 // Package sqlite is the room server's embedded store: one SQLite file (modernc.org/sqlite, pure
 // Go) in WAL mode with synchronous=FULL, so an acknowledged post survives a crash or power loss.
+// Beside it, PATH-search holds the full-text index, derived from the messages and rebuilt from
+// them when missing or out of step (searchfile.go).
 //
 // Every write goes through one connection whose transactions begin IMMEDIATE: writers are
 // serialised in this process by the connection and across processes by SQLite's write lock,
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -44,23 +47,24 @@ var _ parley.Store = (*Store)(nil)
 type Store struct {
 	sqlstore.Tables // reads on r, writes on w
 
-	path      string
-	write     *sql.DB    // one connection; transactions BEGIN IMMEDIATE
-	read      *sql.DB    // a pool of query_only connections
-	w, r      *stmtCache // prepared statements of write and read
-	watch     *fanout.Hub
-	seats     *fanout.Seats
-	seatCache seatCache   // seats read, for Seat and SeatByToken (seatcache.go)
-	dedup     dedupMemory // the latest messages of each seat, for dedup (dedup.go)
-	runs      runCache    // each room's runs, for Run (runcache.go)
-	seqs      seqMemory   // each room's last seq, for the committer (seq.go)
-	// searchByBatch: the committer keeps the search index (batch.go). False on a database
-	// whose index is kept by migration 0003's trigger or was taken away.
-	searchByBatch bool
-	lag           searchLag     // the messages the committer has not indexed yet (batch.go)
-	searchIdle    time.Duration // searchIdle, but for tests
-	once          sync.Once     // Close
-	err           error         // of Close
+	path        string
+	write       *sql.DB    // one connection; transactions BEGIN IMMEDIATE
+	read        *sql.DB    // a pool of query_only connections
+	w, r        *stmtCache // prepared statements of write and read
+	watch       *fanout.Hub
+	seats       *fanout.Seats
+	seatCache   seatCache     // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup       dedupMemory   // the latest messages of each seat, for dedup (dedup.go)
+	runs        runCache      // each room's runs, for Run (runcache.go)
+	seqs        seqMemory     // each room's last seq, for the committer (seq.go)
+	search      *searchIndex  // the search index, in a file of its own (searchfile.go)
+	noSearch    bool          // no search index (for a benchmark of what it costs)
+	searchIdle  time.Duration // searchIdle, but for tests
+	searchChunk int           // searchChunk, but for tests
+	idleAfter   time.Duration // how long the committer waits for a write before its idle work
+	log         *slog.Logger
+	once        sync.Once // Close
+	err         error     // of Close
 
 	// The committer (group.go): appends and stats share transactions and fsyncs.
 	raw           rawStmts // the committer's statements on the writer's connection (rawtx.go)
@@ -110,7 +114,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, ckptLimit: ckptLimit}
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter,
+		ckptLimit: ckptLimit, log: slog.Default()}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(s)
@@ -120,19 +125,21 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 
-	if s.searchByBatch, err = searchByBatch(ctx, write); err != nil {
-		write.Close()
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
-	}
-	if s.searchByBatch {
-		if err := catchUpAll(ctx, write); err != nil {
+	if !s.noSearch {
+		var id string
+		if err := write.QueryRowContext(ctx, `SELECT id FROM database_id`).Scan(&id); err != nil {
 			write.Close()
-			return nil, fmt.Errorf("open sqlite %s: search index: %w", path, err)
+			return nil, fmt.Errorf("open sqlite %s: database_id: %w", path, err)
+		}
+		if s.search, err = openSearch(ctx, path, id, s.seqs.on, s.searchChunk, s.searchIdle, s.log); err != nil {
+			write.Close()
+			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
 	}
 
 	read, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&"+common)
 	if err != nil {
+		s.search.close()
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -141,6 +148,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	read.SetMaxIdleConns(n)
 	if err := read.PingContext(ctx); err != nil {
 		read.Close()
+		s.search.close()
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -151,6 +159,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		if _, err := s.w.get(ctx, q); err != nil {
 			s.w.close()
 			read.Close()
+			s.search.close()
 			write.Close()
 			return nil, fmt.Errorf("open sqlite %s: prepare: %w", path, err)
 		}
@@ -158,6 +167,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := s.startCheckpointer(path + "?" + common); err != nil {
 		s.w.close()
 		read.Close()
+		s.search.close()
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -165,17 +175,23 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// WithLogger sets where the Store reports what it does on its own: building the search index
+// again, or a failure of the indexer that a search then retries. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
 // Close closes the database and every Watch channel.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.stopCommitter()
+		// The indexer after the committer, so that it indexes every message committed.
+		searchErr := s.search.close()
 		ckptErr := s.stopCheckpointer()
 		s.closeRaw()
 		s.watch.Close()
 		s.seats.Close()
 		s.w.close()
 		s.r.close()
-		if err := errors.Join(ckptErr, s.read.Close(), s.write.Close()); err != nil {
+		if err := errors.Join(searchErr, ckptErr, s.read.Close(), s.write.Close()); err != nil {
 			s.err = fmt.Errorf("close sqlite %s: %w", s.path, err)
 		}
 	})
@@ -187,21 +203,6 @@ const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	name       TEXT    NOT NULL,
 	applied_at INTEGER NOT NULL
 ) STRICT`
-
-// searchByBatch tells whether the committer must index the messages it stores (batch.go):
-// when the database has the search index and no trigger that keeps it already (migration
-// 0004 drops the trigger). Checked rather than assumed, so that the index never gets a
-// message twice, nor none, whatever became of the schema.
-func searchByBatch(ctx context.Context, db *sql.DB) (bool, error) {
-	var table, trigger bool
-	err := db.QueryRowContext(ctx, `SELECT
-		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'message_words'),
-		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'messages' AND sql LIKE '%message_words%')`).Scan(&table, &trigger)
-	if err != nil {
-		return false, fmt.Errorf("search index: %w", err)
-	}
-	return table && !trigger, nil
-}
 
 // toMicros converts a time.Time to the stored integer (sqlstore reads it back).
 func toMicros(t time.Time) int64 { return t.UnixMicro() }

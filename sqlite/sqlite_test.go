@@ -101,7 +101,7 @@ func TestFileMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	s := mustOpenPath(t, path)
 	storetest.MustCreateRoom(t, s, "limiter")
-	for _, p := range []string{path, path + "-wal"} {
+	for _, p := range []string{path, path + "-wal", path + "-search", path + "-search-wal"} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatalf("stat: %v", err)

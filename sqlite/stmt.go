@@ -111,7 +111,7 @@ func (t txStmts) exec(ctx context.Context, query string, args ...any) (driver.Re
 }
 
 // stored records that the write now running stored the room's messages lo to hi, for the
-// search index, which the committer writes before this or a later COMMIT (batch.go). A write
+// search index, whose indexer gets them once the batch has committed (searchfile.go). A write
 // calls it last, once nothing of it can fail any more: a write that fails changed nothing or
 // is rolled back with its batch, and must leave nothing to index.
 func (t txStmts) stored(room string, lo, hi int64) { t.t.b.stored(room, lo, hi) }

@@ -250,7 +250,7 @@ func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 		if err := sqlstore.ImportRoom(ctx, txDB{t}, dialect{}, a); err != nil {
 			return err
 		}
-		t.t.b.indexNow(a.Room.Name)
+		t.t.b.storedSome(a.Room.Name)
 		return nil
 	})
 }

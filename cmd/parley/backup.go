@@ -18,7 +18,9 @@ post wait. OUT must not exist: a backup never overwrites a file.
 The copy is checked (quick_check) and counted before the command says it is done.
 
 To restore: stop the server, move the database and its -wal and -shm files aside, copy the
-backup to the database's path, and start the server again. A backup is a whole server's
+backup to the database's path, and start the server again. The search index (the -search
+file beside the database) is not in the backup: the server checks it against the restored
+database when it starts and builds it again from the messages when it does not match. A backup is a whole server's
 rooms; to move one room between servers (also between SQLite and PostgreSQL), use
 'parley export' and 'parley import'.
 

@@ -299,7 +299,7 @@ func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger,
 		}
 		return s, nil
 	}
-	var opts []sqlite.Option
+	opts := []sqlite.Option{sqlite.WithLogger(log)}
 	if sole {
 		opts = append(opts, sqlite.Sole())
 	}
