@@ -81,23 +81,27 @@ func findDates(s string) []dateHit {
 	}
 	// Cheap tests first: most lines hold no date, and the regular expressions are the
 	// linter's main cost.
-	hasDigit := strings.ContainsAny(s, "0123456789")
-	lower := strings.ToLower(s)
+	hint := dateHintsOf(s)
+	hasDigit := hint.digit
+	lower := s
+	if hint.folds {
+		lower = strings.ToLower(s)
+	}
 	var extISO, nearBasic, named, slash, clocks [][]int
 	if hasDigit && extISOShape(s) {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && strings.Contains(s, "T") && len(s) >= 11 {
+	if hasDigit && hint.upperT && len(s) >= 11 {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	month := hasDigit && mentionsMonth(lower)
 	if month && digitRun(s, 4) { // both of its forms end in a 4-digit year
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && strings.Contains(s, "/") {
+	if hasDigit && hint.slash {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (strings.Contains(s, ":") || strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")) {
+	if hasDigit && (hint.colon || strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {
@@ -270,6 +274,38 @@ func findDates(s string) []dateHit {
 	}
 	sortHits(out)
 	return mergeDateClock(s, out, clockCands)
+}
+
+// dateHints are the bytes findDates' cheap tests look for, found in one pass over the line
+// rather than one search each (FuzzDatePrefilters holds them to those searches).
+type dateHints struct {
+	digit  bool // an ASCII digit: strings.ContainsAny(s, "0123456789")
+	upperT bool // strings.Contains(s, "T")
+	slash  bool // strings.Contains(s, "/")
+	colon  bool // strings.Contains(s, ":")
+	// folds is false when strings.ToLower(s) is s: no ASCII upper-case letter and nothing
+	// outside ASCII.
+	folds bool
+}
+
+func dateHintsOf(s string) (h dateHints) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c == ' ':
+		case c >= '0' && c <= '9':
+			h.digit = true
+		case c >= 'A' && c <= 'Z':
+			h.folds = true
+			h.upperT = h.upperT || c == 'T'
+		case c >= utf8.RuneSelf:
+			h.folds = true
+		case c == '/':
+			h.slash = true
+		case c == ':':
+			h.colon = true
+		}
+	}
+	return h
 }
 
 // mergeDateClock joins a date-only hit and a time of day written beside it ("18:00 UTC on

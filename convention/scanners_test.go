@@ -17,6 +17,7 @@ import (
 // prefilterSeeds are lines with and without the dates the prefilters look for, with the
 // case folds Go's (?i) knows (the Kelvin sign is a k, ſ an s).
 var prefilterSeeds = []string{
+	"12:30 UTC", "2026/09/17", "20260917T1200", "Sept 3, 2026", "\u0130stanbul 9am",
 	"2026-09-17", "run load-4711", "deploy 2026-09-17T18:00Z", "x1234-56-78y", "12-34-5678",
 	"todo next batch after review", "next week", "NEXT WEEK", "next wee\u212a", "aſap", "thurſday",
 	"end of the day", "this morning", "tues day", "by eod", "toDay", "ſunday", "cob", "next  week",
@@ -39,6 +40,7 @@ func FuzzDatePrefilters(f *testing.F) {
 		if got, want := relativeWord(s), refRelativeWord(s); got != want {
 			t.Errorf("relativeWord(%q) = %v, the rune-by-rune fold says %v", s, got, want)
 		}
+		checkDateHints(t, s)
 		lower := strings.ToLower(s)
 		if got, want := mentionsMonth(lower), refContainsAny(lower, monthStems); got != want {
 			t.Errorf("mentionsMonth(%q) = %v, strings.Contains says %v", lower, got, want)
@@ -47,6 +49,20 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("mentionsRelative(%q) = %v, strings.Contains says %v", lower, got, want)
 		}
 	})
+}
+
+// checkDateHints holds dateHintsOf to the searches it replaces.
+func checkDateHints(t *testing.T, s string) {
+	t.Helper()
+	h := dateHintsOf(s)
+	want := dateHints{digit: strings.ContainsAny(s, "0123456789"), upperT: strings.Contains(s, "T"),
+		slash: strings.Contains(s, "/"), colon: strings.Contains(s, ":")}
+	if got := (dateHints{digit: h.digit, upperT: h.upperT, slash: h.slash, colon: h.colon}); got != want {
+		t.Errorf("dateHintsOf(%q) = %+v, the searches say %+v", s, got, want)
+	}
+	if !h.folds && strings.ToLower(s) != s {
+		t.Errorf("dateHintsOf(%q) says it has nothing to lower, but strings.ToLower gives %q", s, strings.ToLower(s))
+	}
 }
 
 // refRelativeWord is relativeWord written the obvious way: the text folded rune by rune (as
@@ -74,6 +90,9 @@ func refContainsAny(s string, stems []string) bool {
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
 func TestDatePrefilters(t *testing.T) {
+	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
+		checkDateHints(t, s)
+	}
 	for _, s := range prefilterSeeds {
 		if extISORe.MatchString(s) != extISOShape(s) && extISORe.MatchString(s) {
 			t.Errorf("extISOShape(%q) misses extISORe's match", s)
