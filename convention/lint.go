@@ -124,6 +124,23 @@ func appendTextWords(dst []tok, s string) []tok {
 	return out
 }
 
+// textWordsIn appends the words of ln.Text (textWords) to dst. raw must be the words of
+// ln.Raw: when Text is the tail of Raw that parseLine cut, it starts where a token of Raw
+// starts, so its words are those of Raw from its column on, which are copied with their
+// columns made Text's rather than split again. Otherwise Text is split.
+func textWordsIn(dst []tok, ln Line, raw []tok) []tok {
+	tc := ln.textCol
+	if tc <= 0 || tc-1+len(ln.Text) > len(ln.Raw) || ln.Raw[tc-1:tc-1+len(ln.Text)] != ln.Text {
+		return appendTextWords(dst, ln.Text)
+	}
+	for _, w := range raw {
+		if w.col >= tc {
+			dst = append(dst, tok{w.s, w.col - tc + 1})
+		}
+	}
+	return dst
+}
+
 // The punctuation textWords trims: openPunct before a word, closePunct after it.
 var openPunct, closePunct = byteSet(`([{<"'`), byteSet(`)]}>"',;:.!?`)
 

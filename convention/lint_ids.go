@@ -13,7 +13,7 @@ func (l *linter) ids(ln Line) {
 	if ln.Word == "ev" || ln.Text == "" {
 		return // evidence names shas and run ids, which are what they are
 	}
-	l.idWords = appendTextWords(l.idWords[:0], ln.Text)
+	l.idWords = textWordsIn(l.idWords[:0], ln, l.rawWords)
 	words := l.idWords
 	for i, w := range words {
 		if !idShaped(w.s) {

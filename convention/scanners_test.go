@@ -283,3 +283,37 @@ func TestWordShapes(t *testing.T) {
 		}
 	}
 }
+
+// checkTextWordsIn holds textWordsIn, which takes a line's text words from the words of its
+// Raw, to textWords of its Text, on every line Parse makes of src.
+func checkTextWordsIn(t *testing.T, src string) {
+	t.Helper()
+	m, _ := Parse(src)
+	for _, ln := range m.Lines {
+		raw := textWords(ln.Raw)
+		got := textWordsIn(nil, ln, raw)
+		if want := textWords(ln.Text); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("line %q: textWordsIn = %v, textWords(Text) = %v", ln.Raw, got, want)
+		}
+	}
+}
+
+func FuzzTextWordsIn(f *testing.F) {
+	for _, s := range wordSeeds {
+		f.Add("v1 note t to all n=1\n" + s)
+	}
+	f.Fuzz(checkTextWordsIn)
+}
+
+func TestTextWordsIn(t *testing.T) {
+	for _, s := range wordSeeds {
+		checkTextWordsIn(t, "v1 note t to all n=1\n"+s)
+	}
+	checkTextWordsIn(t, "v1 note t to all n=3\n  - done#1: (fixed)  the \"x\", \u00a0y\u2003 \n\u3000ev#1\trun r-1;\nclaim\xff z\n")
+	// A hand-worked line: Text "(a) b" starts at byte 8 of Raw, so its words are at 2 and 5.
+	m, _ := Parse("v1 note t to all n=1\n done  (a) b\n")
+	ln := m.Lines[0]
+	if got, want := textWordsIn(nil, ln, textWords(ln.Raw)), []tok{{"a", 2}, {"b", 5}}; !slices.Equal(got, want) {
+		t.Errorf("textWordsIn = %v, want %v", got, want)
+	}
+}
