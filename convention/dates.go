@@ -368,7 +368,15 @@ func mentionsMonth(lower string) bool { return monthIndex.in(lower) }
 // monthIndex and relativeIndex are monthStems and relativeStems by their first byte.
 var monthIndex, relativeIndex = newStemIndex(monthStems), newStemIndex(relativeStems)
 
-type stemIndex [256][]string
+// stemIndex holds stems by their first byte, and which second bytes follow each first byte
+// in some stem: most bytes of a line start no stem, and most of those that do (e, t, a…)
+// are not followed by a byte any stem has second, which one table look-up tells.
+type stemIndex struct {
+	first [256][]string
+	// Bit c&63 of second[b] is set when a stem starts with b then c (bytes that share their
+	// low six bits share a bit: a set bit is worth a look, not a match).
+	second [256]uint64
+}
 
 func newStemIndex(stems []string) *stemIndex {
 	var x stemIndex
@@ -376,7 +384,8 @@ func newStemIndex(stems []string) *stemIndex {
 		if len(m) < 2 {
 			panic("convention: a stem of one byte")
 		}
-		x[m[0]] = append(x[m[0]], m)
+		x.first[m[0]] = append(x.first[m[0]], m)
+		x.second[m[0]] |= 1 << (m[1] & 63)
 	}
 	return &x
 }
@@ -386,8 +395,11 @@ func newStemIndex(stems []string) *stemIndex {
 func (x *stemIndex) in(s string) bool { return stemsIn(x, s) }
 
 func stemsIn[S string | []byte](x *stemIndex, s S) bool {
-	for i := 0; i < len(s); i++ {
-		for _, m := range x[s[i]] {
+	for i := 0; i+1 < len(s); i++ { // a stem has two bytes at least
+		if x.second[s[i]]&(1<<(s[i+1]&63)) == 0 {
+			continue
+		}
+		for _, m := range x.first[s[i]] {
 			if len(s)-i >= len(m) && s[i+1] == m[1] && string(s[i+2:i+len(m)]) == m[2:] {
 				return true
 			}
