@@ -828,34 +828,49 @@ const (
 // <name>]`, "run" for `run <id>`, and "" for anything else, which no server can check and so
 // proves nothing. Words after the recognised form are ignored.
 func ParseEvidence(text string) (kind, ref, branch string) {
-	f := strings.Fields(text)
-	if len(f) < 2 {
+	// The words of strings.Fields, read one at a time without a slice of them: every ev line
+	// of every post is read here, by the linter and the validator (FuzzParseEvidence holds it
+	// to the strings.Fields version).
+	first, rest := nextField(text)
+	second, rest := nextField(rest)
+	if second == "" {
 		return "", "", ""
 	}
-	switch f[0] {
+	switch first {
 	case "commit":
-		sha := strings.TrimRight(f[1], ",;.")
+		sha := strings.TrimRight(second, ",;.")
 		if !IsHexSHA(sha) {
 			return "", "", ""
 		}
-		if len(f) >= 3 && f[2] == "on" {
-			rest := f[3:]
-			if len(rest) >= 1 && rest[0] == "branch" {
-				rest = rest[1:]
+		if on, rest := nextField(rest); on == "on" {
+			name, rest := nextField(rest)
+			if name == "branch" {
+				name, _ = nextField(rest)
 			}
-			if len(rest) >= 1 {
-				branch = strings.TrimRight(rest[0], ",;")
+			if name != "" {
+				branch = strings.TrimRight(name, ",;")
 			}
 		}
 		return EvidenceCommit, strings.ToLower(sha), branch
 	case "run":
-		id := strings.TrimRight(f[1], ",;.")
+		id := strings.TrimRight(second, ",;.")
 		if !validKey(id) && !validRunID(id) {
 			return "", "", ""
 		}
 		return EvidenceRun, id, ""
 	}
 	return "", "", ""
+}
+
+// nextField returns the first of strings.Fields(s) ("" when there is none) and what follows
+// it.
+func nextField(s string) (field, rest string) {
+	t, ok := firstToken(s)
+	if !ok {
+		return "", ""
+	}
+	end := t.col - 1 + len(t.s)
+	return s[t.col-1 : end], s[end:]
 }
 
 func validRunID(s string) bool {
