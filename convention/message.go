@@ -233,7 +233,12 @@ func appendTokensTo(out []tok, s string) []tok {
 func firstToken(s string) (tok, bool) {
 	start := -1
 	for i := 0; i < len(s); {
-		sp, size := spaceAt(s, i)
+		sp, size := false, 1
+		if c := s[i]; c < utf8.RuneSelf { // spaceAt's ASCII case, inline
+			sp = asciiSpace[c]
+		} else {
+			sp, size = spaceAt(s, i)
+		}
 		switch {
 		case sp && start >= 0:
 			return tok{s[start:i], start + 1}, true
@@ -334,19 +339,55 @@ func parseLine(num int, raw string) Line {
 	}
 	l.col = first.col
 	word := first.s
-	if i := strings.IndexAny(word, "#/"); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {
+	if i := markAt(word); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {
 		l.Word, l.Mark, l.Key = word[:i], word[i:i+1], word[i+1:]
 	} else {
 		l.Word = word
 	}
 	l.Reserved = reservedSet[l.Word]
 	rest := raw[first.col-1+len(first.s):]
-	trimmed := strings.TrimLeftFunc(rest, unicode.IsSpace)
-	l.Text = strings.TrimRightFunc(trimmed, unicode.IsSpace)
+	trimmed := rest[skipSpace(rest):]
+	l.Text = trimSpaceRight(trimmed)
 	if l.Text != "" {
 		l.textCol = len(raw) - len(trimmed) + 1
 	}
 	return l
+}
+
+// markAt is strings.IndexAny(word, "#/"), byte by byte: both are ASCII, and no byte of a
+// character outside ASCII is.
+func markAt(word string) int {
+	for i := 0; i < len(word); i++ {
+		if word[i] == '#' || word[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipSpace returns how many bytes of white space (unicode.IsSpace) s starts with,
+// strings.TrimLeftFunc(s, unicode.IsSpace)'s cut, judging ASCII a byte at a time.
+func skipSpace(s string) int {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf && asciiSpace[s[i]] {
+		i++
+	}
+	if i < len(s) && s[i] >= utf8.RuneSelf {
+		return len(s) - len(strings.TrimLeftFunc(s[i:], unicode.IsSpace))
+	}
+	return i
+}
+
+// trimSpaceRight is strings.TrimRightFunc(s, unicode.IsSpace), judging ASCII a byte at a
+// time.
+func trimSpaceRight(s string) string {
+	for len(s) > 0 && s[len(s)-1] < utf8.RuneSelf && asciiSpace[s[len(s)-1]] {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= utf8.RuneSelf {
+		return strings.TrimRightFunc(s, unicode.IsSpace)
+	}
+	return s
 }
 
 // validKey reports whether k can follow done# / ev# / opt/: a short run of letters, digits,
