@@ -98,7 +98,7 @@ func (l *linter) firstWord(ln Line) {
 	}
 	// Split a suffix off what was written (Done#1, EV#2:) before normalising the word.
 	base, suffix := word, ""
-	if i := strings.IndexAny(word, "#/"); i > 0 {
+	if i := markAt(word); i > 0 {
 		base, suffix = word[:i], word[i:]
 	}
 	if fixed, ok := normalizeReserved(base); ok {
