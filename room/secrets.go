@@ -70,6 +70,23 @@ var secretNeedles = func() (x [256][]ruleNeedle) {
 	return x
 }()
 
+// secretSecond is which bytes follow each first byte in some needle: bit c&63 of
+// secretSecond[b] is set for a needle that starts with b then c (bytes that share their low
+// six bits share a bit), and every bit for a needle of one byte. Most bytes of a body start
+// no needle, or none with the byte after them, which one look-up tells.
+var secretSecond = func() (x [256]uint64) {
+	for b, ns := range secretNeedles {
+		for _, n := range ns {
+			if len(n.s) == 1 {
+				x[b] = ^uint64(0)
+			} else {
+				x[b] |= 1 << (n.s[1] & 63)
+			}
+		}
+	}
+	return x
+}()
+
 type ruleNeedle struct {
 	rule int
 	s    string
@@ -82,6 +99,9 @@ type ruleNeedle struct {
 func mayMatchRules(lower string) uint64 {
 	var needles, also uint64
 	for i := 0; i < len(lower); i++ {
+		if i+1 < len(lower) && secretSecond[lower[i]]&(1<<(lower[i+1]&63)) == 0 {
+			continue // no needle starts with this byte and the next (the last byte is looked at)
+		}
 		for _, n := range secretNeedles[lower[i]] {
 			if len(lower)-i >= len(n.s) && (len(n.s) == 1 || lower[i+1] == n.s[1] && lower[i+2:i+len(n.s)] == n.s[2:]) {
 				if n.also {
