@@ -101,7 +101,7 @@ func findDates(s string) []dateHit {
 	if hasDigit && hint.slash {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (hint.colon || strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")) {
+	if hasDigit && (hint.colon || hint.meridiem) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {
@@ -286,26 +286,67 @@ type dateHints struct {
 	// folds is false when strings.ToLower(s) is s: no ASCII upper-case letter and nothing
 	// outside ASCII.
 	folds bool
+	// meridiem: strings.ToLower(s) holds am, pm, a.m or p.m. Lowering makes no a, p, m or
+	// '.' of a character outside ASCII (TestLowerToASCII), so these are found in s with
+	// ASCII case folded.
+	meridiem bool
 }
 
 func dateHintsOf(s string) (h dateHints) {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'a' && c <= 'z', c == ' ':
-		case c >= '0' && c <= '9':
+		switch hintClass[s[i]] {
+		case 0: // nearly every byte: a lower-case letter other than m, a space, punctuation
+		case hintDigit:
 			h.digit = true
-		case c >= 'A' && c <= 'Z':
+		case hintUpper:
 			h.folds = true
-			h.upperT = h.upperT || c == 'T'
-		case c >= utf8.RuneSelf:
+			h.upperT = h.upperT || s[i] == 'T'
+			h.meridiem = h.meridiem || s[i] == 'M' && meridiemBefore(s[:i])
+		case hintM:
+			h.meridiem = h.meridiem || meridiemBefore(s[:i])
+		case hintOther:
 			h.folds = true
-		case c == '/':
+		case hintSlash:
 			h.slash = true
-		case c == ':':
+		case hintColon:
 			h.colon = true
 		}
 	}
 	return h
+}
+
+// The classes of bytes dateHintsOf tells apart; 0 is every other byte.
+const (
+	hintDigit = 1 + iota
+	hintUpper
+	hintM
+	hintOther // outside ASCII
+	hintSlash
+	hintColon
+)
+
+var hintClass = func() (c [256]uint8) {
+	for b := '0'; b <= '9'; b++ {
+		c[b] = hintDigit
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		c[b] = hintUpper
+	}
+	for b := utf8.RuneSelf; b < 256; b++ {
+		c[b] = hintOther
+	}
+	c['m'], c['/'], c[':'] = hintM, hintSlash, hintColon
+	return c
+}()
+
+// meridiemBefore reports whether before, what precedes an m, ends with a or p, or with a.
+// or p., in either case.
+func meridiemBefore(before string) bool {
+	n := len(before)
+	if n > 0 && before[n-1] == '.' {
+		n--
+	}
+	return n > 0 && (before[n-1]|0x20 == 'a' || before[n-1]|0x20 == 'p')
 }
 
 // mergeDateClock joins a date-only hit and a time of day written beside it ("18:00 UTC on

@@ -2,6 +2,7 @@ package convention
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,6 +61,11 @@ func checkDateHints(t *testing.T, s string) {
 	if got := (dateHints{digit: h.digit, upperT: h.upperT, slash: h.slash, colon: h.colon}); got != want {
 		t.Errorf("dateHintsOf(%q) = %+v, the searches say %+v", s, got, want)
 	}
+	lower := strings.ToLower(s)
+	meridiem := strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")
+	if h.meridiem != meridiem {
+		t.Errorf("dateHintsOf(%q).meridiem = %v, the searches of %q say %v", s, h.meridiem, lower, meridiem)
+	}
 	if !h.folds && strings.ToLower(s) != s {
 		t.Errorf("dateHintsOf(%q) says it has nothing to lower, but strings.ToLower gives %q", s, strings.ToLower(s))
 	}
@@ -90,7 +96,7 @@ func refContainsAny(s string, stems []string) bool {
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
 func TestDatePrefilters(t *testing.T) {
-	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
+	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "9 A.M", "5pM", "p.", "a", "xa.", "P.m.", "9\u0130am", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
 		checkDateHints(t, s)
 	}
 	for _, s := range prefilterSeeds {
@@ -115,6 +121,21 @@ func TestDatePrefilters(t *testing.T) {
 		if got := relativeWord(s); got != want {
 			t.Errorf("relativeWord(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestLowerToASCII pins what dateHintsOf assumes of strings.ToLower: the only characters
+// outside ASCII it lowers into ASCII are U+0130 (to i) and the Kelvin sign (to k), so an a,
+// p, m or '.' of the lowered text is one of the text.
+func TestLowerToASCII(t *testing.T) {
+	var got []string
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		if l := []rune(strings.ToLower(string(r))); len(l) > 0 && l[0] < utf8.RuneSelf {
+			got = append(got, fmt.Sprintf("%U=%c", r, l[0]))
+		}
+	}
+	if want := "U+0130=i U+212A=k"; strings.Join(got, " ") != want {
+		t.Errorf("non-ASCII characters lowered into ASCII: %q, want %q", strings.Join(got, " "), want)
 	}
 }
 
