@@ -429,7 +429,8 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 	errAt := func(col int, code, msg, fix string) {
 		diags = append(diags, Diagnostic{Line: p.line, Col: col, Severity: SeverityError, Code: code, Message: msg, Fix: fix})
 	}
-	toks := tokens(raw)
+	var tbuf [16]tok // the header's tokens, on the stack for nearly every header
+	toks := appendTokensTo(tbuf[:0], raw)
 	if len(toks) > 0 {
 		last := toks[len(toks)-1]
 		p.end = last.col + len(last.s)
@@ -453,7 +454,8 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 
 	// The words before `to`: intent and topic.
 	i := 1
-	words := make([]tok, 0, min(len(toks), 4)) // intent and topic, and rarely more
+	var wbuf [4]tok
+	words := wbuf[:0] // intent and topic, and rarely more
 	for ; i < len(toks); i++ {
 		s := toks[i].s
 		if s == "to" || s == "re" || isNToken(s) {
@@ -518,15 +520,14 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 			}
 			p.to = t.col
 			i++
-			var seatToks []tok
+			from := i
 			for ; i < len(toks); i++ {
 				s := toks[i].s
 				if s == "re" || isNToken(s) {
 					break
 				}
-				seatToks = append(seatToks, toks[i])
 			}
-			diags = append(diags, m.parseSeats(seatToks)...)
+			diags = append(diags, m.parseSeats(toks[from:i:i])...)
 			continue
 		case t.s == "re":
 			i++
