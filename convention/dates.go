@@ -81,23 +81,27 @@ func findDates(s string) []dateHit {
 	}
 	// Cheap tests first: most lines hold no date, and the regular expressions are the
 	// linter's main cost.
-	hasDigit := strings.ContainsAny(s, "0123456789")
-	lower := strings.ToLower(s)
+	hint := dateHintsOf(s)
+	hasDigit := hint.digit
+	lower := s
+	if hint.folds {
+		lower = strings.ToLower(s)
+	}
 	var extISO, nearBasic, named, slash, clocks [][]int
 	if hasDigit && extISOShape(s) {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && strings.Contains(s, "T") && len(s) >= 11 {
+	if hasDigit && hint.upperT && len(s) >= 11 {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	month := hasDigit && mentionsMonth(lower)
 	if month && digitRun(s, 4) { // both of its forms end in a 4-digit year
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && strings.Contains(s, "/") {
+	if hasDigit && hint.slash {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (strings.Contains(s, ":") || strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")) {
+	if hasDigit && (hint.colon || hint.meridiem) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {
@@ -272,6 +276,79 @@ func findDates(s string) []dateHit {
 	return mergeDateClock(s, out, clockCands)
 }
 
+// dateHints are the bytes findDates' cheap tests look for, found in one pass over the line
+// rather than one search each (FuzzDatePrefilters holds them to those searches).
+type dateHints struct {
+	digit  bool // an ASCII digit: strings.ContainsAny(s, "0123456789")
+	upperT bool // strings.Contains(s, "T")
+	slash  bool // strings.Contains(s, "/")
+	colon  bool // strings.Contains(s, ":")
+	// folds is false when strings.ToLower(s) is s: no ASCII upper-case letter and nothing
+	// outside ASCII.
+	folds bool
+	// meridiem: strings.ToLower(s) holds am, pm, a.m or p.m. Lowering makes no a, p, m or
+	// '.' of a character outside ASCII (TestLowerToASCII), so these are found in s with
+	// ASCII case folded.
+	meridiem bool
+}
+
+func dateHintsOf(s string) (h dateHints) {
+	for i := 0; i < len(s); i++ {
+		switch hintClass[s[i]] {
+		case 0: // nearly every byte: a lower-case letter other than m, a space, punctuation
+		case hintDigit:
+			h.digit = true
+		case hintUpper:
+			h.folds = true
+			h.upperT = h.upperT || s[i] == 'T'
+			h.meridiem = h.meridiem || s[i] == 'M' && meridiemBefore(s[:i])
+		case hintM:
+			h.meridiem = h.meridiem || meridiemBefore(s[:i])
+		case hintOther:
+			h.folds = true
+		case hintSlash:
+			h.slash = true
+		case hintColon:
+			h.colon = true
+		}
+	}
+	return h
+}
+
+// The classes of bytes dateHintsOf tells apart; 0 is every other byte.
+const (
+	hintDigit = 1 + iota
+	hintUpper
+	hintM
+	hintOther // outside ASCII
+	hintSlash
+	hintColon
+)
+
+var hintClass = func() (c [256]uint8) {
+	for b := '0'; b <= '9'; b++ {
+		c[b] = hintDigit
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		c[b] = hintUpper
+	}
+	for b := utf8.RuneSelf; b < 256; b++ {
+		c[b] = hintOther
+	}
+	c['m'], c['/'], c[':'] = hintM, hintSlash, hintColon
+	return c
+}()
+
+// meridiemBefore reports whether before, what precedes an m, ends with a or p, or with a.
+// or p., in either case.
+func meridiemBefore(before string) bool {
+	n := len(before)
+	if n > 0 && before[n-1] == '.' {
+		n--
+	}
+	return n > 0 && (before[n-1]|0x20 == 'a' || before[n-1]|0x20 == 'p')
+}
+
 // mergeDateClock joins a date-only hit and a time of day written beside it ("18:00 UTC on
 // 2026-09-17", "2026-09-17 at 18:00") into one hit whose rewrite is the whole instant.
 func mergeDateClock(s string, hits, cands []dateHit) []dateHit {
@@ -332,7 +409,15 @@ func mentionsMonth(lower string) bool { return monthIndex.in(lower) }
 // monthIndex and relativeIndex are monthStems and relativeStems by their first byte.
 var monthIndex, relativeIndex = newStemIndex(monthStems), newStemIndex(relativeStems)
 
-type stemIndex [256][]string
+// stemIndex holds stems by their first byte, and which second bytes follow each first byte
+// in some stem: most bytes of a line start no stem, and most of those that do (e, t, a…)
+// are not followed by a byte any stem has second, which one table look-up tells.
+type stemIndex struct {
+	first [256][]string
+	// Bit c&63 of second[b] is set when a stem starts with b then c (bytes that share their
+	// low six bits share a bit: a set bit is worth a look, not a match).
+	second [256]uint64
+}
 
 func newStemIndex(stems []string) *stemIndex {
 	var x stemIndex
@@ -340,7 +425,8 @@ func newStemIndex(stems []string) *stemIndex {
 		if len(m) < 2 {
 			panic("convention: a stem of one byte")
 		}
-		x[m[0]] = append(x[m[0]], m)
+		x.first[m[0]] = append(x.first[m[0]], m)
+		x.second[m[0]] |= 1 << (m[1] & 63)
 	}
 	return &x
 }
@@ -350,8 +436,11 @@ func newStemIndex(stems []string) *stemIndex {
 func (x *stemIndex) in(s string) bool { return stemsIn(x, s) }
 
 func stemsIn[S string | []byte](x *stemIndex, s S) bool {
-	for i := 0; i < len(s); i++ {
-		for _, m := range x[s[i]] {
+	for i := 0; i+1 < len(s); i++ { // a stem has two bytes at least
+		if x.second[s[i]]&(1<<(s[i+1]&63)) == 0 {
+			continue
+		}
+		for _, m := range x.first[s[i]] {
 			if len(s)-i >= len(m) && s[i+1] == m[1] && string(s[i+2:i+len(m)]) == m[2:] {
 				return true
 			}

@@ -32,9 +32,6 @@ func Lint(m *Message, opt Options) []Diagnostic {
 		m = &c
 	}
 	l := &linter{m: m, counter: opt.Counter}
-	// rawWords and idWords in one allocation, each enough for a line of 16 words.
-	words := make([]tok, 32)
-	l.rawWords, l.idWords = words[:0:16], words[16:16]
 	if l.counter == nil {
 		l.counter = roughCounter{}
 	}
@@ -69,10 +66,6 @@ type linter struct {
 	diags     []Diagnostic
 	optLabels map[string]bool // the labels of opt/X lines, which rec and default may name (nil: none)
 	counter   Counter         // Options.Counter, or the rough estimate
-	// For the line that lines() is at: textWords of its Raw and their Unix timestamps,
-	// which several rules read (and must not change or keep: the next line reuses them).
-	rawWords, rawUnix []tok
-	idWords           []tok // the ids rule's words, reused line after line
 }
 
 // countTokens counts s with the counter the linter was given.
@@ -84,18 +77,22 @@ func (l *linter) warn(line, col int, code, msg, fix string) {
 
 // lines runs the per-line rules: the first word, dates and times, ids, bare numbers, emoji.
 func (l *linter) lines() {
+	// A line's words (textWords of its Raw), which several rules read and none keeps, and the
+	// ids rule's: buffers on the stack, reused line after line, for lines of up to 16 words.
+	var rawBuf, idBuf [16]tok
+	raw, ids := rawBuf[:0], idBuf[:0]
 	for _, ln := range l.m.Lines {
 		l.firstWord(ln)
 		if ln.Reserved && ln.Text == "" {
 			l.warn(ln.Num, ln.Col(), "empty-line", quote(ln.Head())+" with nothing after it says nothing", "")
 		}
 		l.oneFact(ln)
-		l.rawWords = appendTextWords(l.rawWords[:0], ln.Raw)
-		l.rawUnix = unixHitsIn(l.rawWords)
+		raw = appendTextWords(raw[:0], ln.Raw)
+		unix := unixHitsIn(raw) // the line's Unix timestamps
 		l.dates(ln)
-		l.unixTimes(ln)
-		l.ids(ln)
-		l.bareNumbers(ln)
+		l.unixTimes(ln, unix)
+		ids = l.ids(ln, raw, ids[:0])
+		l.bareNumbers(ln, raw, unix)
 		l.emoji(ln)
 	}
 }
@@ -122,6 +119,23 @@ func appendTextWords(dst []tok, s string) []tok {
 		out = append(out, tok{t.s[a:b], t.col + a})
 	}
 	return out
+}
+
+// textWordsIn appends the words of ln.Text (textWords) to dst. raw must be the words of
+// ln.Raw: when Text is the tail of Raw that parseLine cut, it starts where a token of Raw
+// starts, so its words are those of Raw from its column on, which are copied with their
+// columns made Text's rather than split again. Otherwise Text is split.
+func textWordsIn(dst []tok, ln Line, raw []tok) []tok {
+	tc := ln.textCol
+	if tc <= 0 || tc-1+len(ln.Text) > len(ln.Raw) || ln.Raw[tc-1:tc-1+len(ln.Text)] != ln.Text {
+		return appendTextWords(dst, ln.Text)
+	}
+	for _, w := range raw {
+		if w.col >= tc {
+			dst = append(dst, tok{w.s, w.col - tc + 1})
+		}
+	}
+	return dst
 }
 
 // The punctuation textWords trims: openPunct before a word, closePunct after it.

@@ -69,9 +69,10 @@ func unixHitsIn(words []tok) []tok {
 	return out
 }
 
-// unixTimes warns on Unix timestamps, which no reader converts in its head.
-func (l *linter) unixTimes(ln Line) {
-	for _, w := range l.rawUnix {
+// unixTimes warns on Unix timestamps (unixs, found among the words of ln.Raw), which no reader
+// converts in its head.
+func (l *linter) unixTimes(ln Line, unixs []tok) {
+	for _, w := range unixs {
 		secs, _ := strconv.ParseInt(w.s, 10, 64)
 		if len(w.s) == 13 {
 			secs /= 1000

@@ -5,7 +5,6 @@ package convention
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,69 +13,91 @@ import (
 // the server can check, and tests are proven by runs, not commits.
 func (l *linter) pairs() {
 	type done struct {
-		line  Line
-		kinds []string
+		line Line
+		ev   evKinds
 	}
-	var dones []*done
-	byKey := map[string]*done{}
-	pending := map[string][]string{} // evidence kinds of ev#k seen before their done#k
-	lastDone := map[string]int{}     // line of the last done#k, to spot an ev#k written above it
+	var few [4]done // the dones of most messages, on the stack
+	dones := few[:0]
+	byKey := map[string]int{}       // the index in dones of the nearest done#k above
+	pending := map[string]evKinds{} // evidence of ev#k seen before their done#k
+	lastDone := map[string]int{}    // line of the last done#k, to spot an ev#k written above it
 	for _, ln := range l.m.Lines {
 		if ln.Word == "done" && ln.Key != "" {
 			lastDone[ln.Key] = ln.Num
 		}
 	}
-	var last *done
+	last := -1
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
 		case "done":
-			d := &done{line: ln}
-			dones = append(dones, d)
-			last = d
+			dones = append(dones, done{line: ln})
+			last = len(dones) - 1
 			if ln.Key == "" {
 				continue
 			}
 			if prev, dup := byKey[ln.Key]; dup {
-				l.warn(ln.Num, ln.Col(), "duplicate-key", "done#"+ln.Key+" is used twice (first on line "+strconv.Itoa(prev.line.Num)+"): evidence cannot say which one it proves", "")
+				l.warn(ln.Num, ln.Col(), "duplicate-key", "done#"+ln.Key+" is used twice (first on line "+strconv.Itoa(dones[prev].line.Num)+"): evidence cannot say which one it proves", "")
 			}
-			byKey[ln.Key] = d // an ev#k below pairs with the nearest done#k above it
+			byKey[ln.Key] = last // an ev#k below pairs with the nearest done#k above it
 		case "ev":
 			kind, _, _ := ParseEvidence(ln.Text)
 			if kind == "" {
 				l.evidenceKind(ln)
 			}
-			switch {
-			case ln.Key == "":
-				if last != nil {
-					last.kinds = append(last.kinds, kind)
+			if ln.Key == "" {
+				if last >= 0 {
+					dones[last].ev.add(kind)
 				}
-			case byKey[ln.Key] != nil:
-				byKey[ln.Key].kinds = append(byKey[ln.Key].kinds, kind)
-			case lastDone[ln.Key] > ln.Num:
+				continue
+			}
+			if j, ok := byKey[ln.Key]; ok {
+				dones[j].ev.add(kind)
+			} else if lastDone[ln.Key] > ln.Num {
 				l.warn(ln.Num, ln.Col(), "ev-order", "ev#"+ln.Key+" comes before done#"+ln.Key+": put evidence under the done it proves", "")
-				pending[ln.Key] = append(pending[ln.Key], kind)
+				p := pending[ln.Key]
+				p.add(kind)
+				pending[ln.Key] = p
 			}
 		}
 	}
-	for k, kinds := range pending {
-		if d := byKey[k]; d != nil {
-			d.kinds = append(d.kinds, kinds...)
+	for k, p := range pending {
+		if j, ok := byKey[k]; ok {
+			dones[j].ev.merge(p)
 		}
 	}
 	for _, d := range dones {
 		ln := d.line
 		head := ln.Head()
-		if len(d.kinds) == 0 {
+		if d.ev.n == 0 {
 			l.warn(ln.Num, ln.Col(), "done-without-ev", head+" has no ev under it, so it is only a claim: add ev commit <sha> for code or ev run <id> for a test run, or write claim",
 				ln.Raw[:ln.Col()-1]+"claim "+ln.Text)
 			continue
 		}
 		// The kinds first: they are cheap, and most dones cite a run or no commit.
-		if !slices.Contains(d.kinds, EvidenceRun) && slices.Contains(d.kinds, EvidenceCommit) && aboutTests(ln.Text) {
+		if !d.ev.run && d.ev.commit && aboutTests(ln.Text) {
 			l.warn(ln.Num, ln.Col(), "test-evidence", head+" is about tests but its evidence is a commit: a commit proves code exists; only a run reference (ev run <id>) proves a test ran, so this is a claim",
 				ln.Raw[:ln.Col()-1]+"claim "+ln.Text)
 		}
 	}
+}
+
+// evKinds is what pairs needs of a done's evidence: how many ev lines it has, and whether
+// one cites a run or a commit.
+type evKinds struct {
+	n           int
+	run, commit bool
+}
+
+func (k *evKinds) add(kind string) {
+	k.n++
+	k.run = k.run || kind == EvidenceRun
+	k.commit = k.commit || kind == EvidenceCommit
+}
+
+func (k *evKinds) merge(o evKinds) {
+	k.n += o.n
+	k.run = k.run || o.run
+	k.commit = k.commit || o.commit
 }
 
 var (

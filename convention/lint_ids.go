@@ -8,13 +8,13 @@ import (
 	"unicode"
 )
 
-// ids warns on random-looking ids, with their token cost.
-func (l *linter) ids(ln Line) {
+// ids warns on random-looking ids, with their token cost. raw is the words of ln.Raw; the
+// words of its text are appended to buf, which is returned for the next line.
+func (l *linter) ids(ln Line, raw, buf []tok) []tok {
 	if ln.Word == "ev" || ln.Text == "" {
-		return // evidence names shas and run ids, which are what they are
+		return buf // evidence names shas and run ids, which are what they are
 	}
-	l.idWords = appendTextWords(l.idWords[:0], ln.Text)
-	words := l.idWords
+	words := textWordsIn(buf, ln, raw)
 	for i, w := range words {
 		if !idShaped(w.s) {
 			continue // idCost's first tests, ahead of the label tests below
@@ -34,6 +34,7 @@ func (l *linter) ids(ln Line) {
 		}
 		l.warn(ln.Num, ln.TextCol()+w.col-1, "random-id", msg, "")
 	}
+	return words
 }
 
 // idLabels are words that introduce an identifier issued by another system.

@@ -63,10 +63,9 @@ func numberShape(s string) bool {
 
 // bareNumbers warns on numbers whose role a reader cannot infer: no label before them, no
 // unit after them. A key earns its tokens exactly there (150000 alone; 150000 tokens or
-// budget 150000 is clear). HTTP status codes name themselves.
-func (l *linter) bareNumbers(ln Line) {
-	all := l.rawWords
-	unixs := l.rawUnix
+// budget 150000 is clear). HTTP status codes name themselves. all is the words of ln.Raw,
+// unixs the Unix timestamps among them.
+func (l *linter) bareNumbers(ln Line, all, unixs []tok) {
 	labelled := false // whether the previous number was labelled, for lists like 8080, 8081
 	for i, w := range all {
 		if !isNumber(w.s) {

@@ -98,7 +98,7 @@ func (l *linter) firstWord(ln Line) {
 	}
 	// Split a suffix off what was written (Done#1, EV#2:) before normalising the word.
 	base, suffix := word, ""
-	if i := strings.IndexAny(word, "#/"); i > 0 {
+	if i := markAt(word); i > 0 {
 		base, suffix = word[:i], word[i:]
 	}
 	if fixed, ok := normalizeReserved(base); ok {
@@ -150,7 +150,14 @@ func (l *linter) oneFact(ln Line) {
 
 // emoji warns on pictographs: each costs several tokens and says nothing a word does not.
 func (l *linter) emoji(ln Line) {
-	for i, r := range ln.Raw {
+	// Every pictograph is outside ASCII: the scan starts at the first byte that is (a rune
+	// starts there, as the bytes before it are one rune each), and most lines have none.
+	from := 0
+	for from < len(ln.Raw) && ln.Raw[from] < utf8.RuneSelf {
+		from++
+	}
+	for i, r := range ln.Raw[from:] {
+		i += from
 		if r < 0x2100 || r == '→' || !unicode.Is(unicode.So, r) {
 			continue // arrows and letter-like symbols are cheap and carry meaning
 		}

@@ -233,7 +233,12 @@ func appendTokensTo(out []tok, s string) []tok {
 func firstToken(s string) (tok, bool) {
 	start := -1
 	for i := 0; i < len(s); {
-		sp, size := spaceAt(s, i)
+		sp, size := false, 1
+		if c := s[i]; c < utf8.RuneSelf { // spaceAt's ASCII case, inline
+			sp = asciiSpace[c]
+		} else {
+			sp, size = spaceAt(s, i)
+		}
 		switch {
 		case sp && start >= 0:
 			return tok{s[start:i], start + 1}, true
@@ -334,19 +339,55 @@ func parseLine(num int, raw string) Line {
 	}
 	l.col = first.col
 	word := first.s
-	if i := strings.IndexAny(word, "#/"); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {
+	if i := markAt(word); i > 0 && reservedSet[word[:i]] && validKey(word[i+1:]) {
 		l.Word, l.Mark, l.Key = word[:i], word[i:i+1], word[i+1:]
 	} else {
 		l.Word = word
 	}
 	l.Reserved = reservedSet[l.Word]
 	rest := raw[first.col-1+len(first.s):]
-	trimmed := strings.TrimLeftFunc(rest, unicode.IsSpace)
-	l.Text = strings.TrimRightFunc(trimmed, unicode.IsSpace)
+	trimmed := rest[skipSpace(rest):]
+	l.Text = trimSpaceRight(trimmed)
 	if l.Text != "" {
 		l.textCol = len(raw) - len(trimmed) + 1
 	}
 	return l
+}
+
+// markAt is strings.IndexAny(word, "#/"), byte by byte: both are ASCII, and no byte of a
+// character outside ASCII is.
+func markAt(word string) int {
+	for i := 0; i < len(word); i++ {
+		if word[i] == '#' || word[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipSpace returns how many bytes of white space (unicode.IsSpace) s starts with,
+// strings.TrimLeftFunc(s, unicode.IsSpace)'s cut, judging ASCII a byte at a time.
+func skipSpace(s string) int {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf && asciiSpace[s[i]] {
+		i++
+	}
+	if i < len(s) && s[i] >= utf8.RuneSelf {
+		return len(s) - len(strings.TrimLeftFunc(s[i:], unicode.IsSpace))
+	}
+	return i
+}
+
+// trimSpaceRight is strings.TrimRightFunc(s, unicode.IsSpace), judging ASCII a byte at a
+// time.
+func trimSpaceRight(s string) string {
+	for len(s) > 0 && s[len(s)-1] < utf8.RuneSelf && asciiSpace[s[len(s)-1]] {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= utf8.RuneSelf {
+		return strings.TrimRightFunc(s, unicode.IsSpace)
+	}
+	return s
 }
 
 // validKey reports whether k can follow done# / ev# / opt/: a short run of letters, digits,
@@ -388,7 +429,8 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 	errAt := func(col int, code, msg, fix string) {
 		diags = append(diags, Diagnostic{Line: p.line, Col: col, Severity: SeverityError, Code: code, Message: msg, Fix: fix})
 	}
-	toks := tokens(raw)
+	var tbuf [16]tok // the header's tokens, on the stack for nearly every header
+	toks := appendTokensTo(tbuf[:0], raw)
 	if len(toks) > 0 {
 		last := toks[len(toks)-1]
 		p.end = last.col + len(last.s)
@@ -412,7 +454,8 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 
 	// The words before `to`: intent and topic.
 	i := 1
-	words := make([]tok, 0, min(len(toks), 4)) // intent and topic, and rarely more
+	var wbuf [4]tok
+	words := wbuf[:0] // intent and topic, and rarely more
 	for ; i < len(toks); i++ {
 		s := toks[i].s
 		if s == "to" || s == "re" || isNToken(s) {
@@ -477,15 +520,14 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 			}
 			p.to = t.col
 			i++
-			var seatToks []tok
+			from := i
 			for ; i < len(toks); i++ {
 				s := toks[i].s
 				if s == "re" || isNToken(s) {
 					break
 				}
-				seatToks = append(seatToks, toks[i])
 			}
-			diags = append(diags, m.parseSeats(seatToks)...)
+			diags = append(diags, m.parseSeats(toks[from:i:i])...)
 			continue
 		case t.s == "re":
 			i++
@@ -828,34 +870,49 @@ const (
 // <name>]`, "run" for `run <id>`, and "" for anything else, which no server can check and so
 // proves nothing. Words after the recognised form are ignored.
 func ParseEvidence(text string) (kind, ref, branch string) {
-	f := strings.Fields(text)
-	if len(f) < 2 {
+	// The words of strings.Fields, read one at a time without a slice of them: every ev line
+	// of every post is read here, by the linter and the validator (FuzzParseEvidence holds it
+	// to the strings.Fields version).
+	first, rest := nextField(text)
+	second, rest := nextField(rest)
+	if second == "" {
 		return "", "", ""
 	}
-	switch f[0] {
+	switch first {
 	case "commit":
-		sha := strings.TrimRight(f[1], ",;.")
+		sha := strings.TrimRight(second, ",;.")
 		if !IsHexSHA(sha) {
 			return "", "", ""
 		}
-		if len(f) >= 3 && f[2] == "on" {
-			rest := f[3:]
-			if len(rest) >= 1 && rest[0] == "branch" {
-				rest = rest[1:]
+		if on, rest := nextField(rest); on == "on" {
+			name, rest := nextField(rest)
+			if name == "branch" {
+				name, _ = nextField(rest)
 			}
-			if len(rest) >= 1 {
-				branch = strings.TrimRight(rest[0], ",;")
+			if name != "" {
+				branch = strings.TrimRight(name, ",;")
 			}
 		}
 		return EvidenceCommit, strings.ToLower(sha), branch
 	case "run":
-		id := strings.TrimRight(f[1], ",;.")
+		id := strings.TrimRight(second, ",;.")
 		if !validKey(id) && !validRunID(id) {
 			return "", "", ""
 		}
 		return EvidenceRun, id, ""
 	}
 	return "", "", ""
+}
+
+// nextField returns the first of strings.Fields(s) ("" when there is none) and what follows
+// it.
+func nextField(s string) (field, rest string) {
+	t, ok := firstToken(s)
+	if !ok {
+		return "", ""
+	}
+	end := t.col - 1 + len(t.s)
+	return s[t.col-1 : end], s[end:]
 }
 
 func validRunID(s string) bool {

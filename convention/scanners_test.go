@@ -2,6 +2,7 @@ package convention
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // prefilterSeeds are lines with and without the dates the prefilters look for, with the
 // case folds Go's (?i) knows (the Kelvin sign is a k, ſ an s).
 var prefilterSeeds = []string{
+	"12:30 UTC", "2026/09/17", "20260917T1200", "Sept 3, 2026", "\u0130stanbul 9am",
 	"2026-09-17", "run load-4711", "deploy 2026-09-17T18:00Z", "x1234-56-78y", "12-34-5678",
 	"todo next batch after review", "next week", "NEXT WEEK", "next wee\u212a", "aſap", "thurſday",
 	"end of the day", "this morning", "tues day", "by eod", "toDay", "ſunday", "cob", "next  week",
@@ -39,6 +41,7 @@ func FuzzDatePrefilters(f *testing.F) {
 		if got, want := relativeWord(s), refRelativeWord(s); got != want {
 			t.Errorf("relativeWord(%q) = %v, the rune-by-rune fold says %v", s, got, want)
 		}
+		checkDateHints(t, s)
 		lower := strings.ToLower(s)
 		if got, want := mentionsMonth(lower), refContainsAny(lower, monthStems); got != want {
 			t.Errorf("mentionsMonth(%q) = %v, strings.Contains says %v", lower, got, want)
@@ -47,6 +50,25 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("mentionsRelative(%q) = %v, strings.Contains says %v", lower, got, want)
 		}
 	})
+}
+
+// checkDateHints holds dateHintsOf to the searches it replaces.
+func checkDateHints(t *testing.T, s string) {
+	t.Helper()
+	h := dateHintsOf(s)
+	want := dateHints{digit: strings.ContainsAny(s, "0123456789"), upperT: strings.Contains(s, "T"),
+		slash: strings.Contains(s, "/"), colon: strings.Contains(s, ":")}
+	if got := (dateHints{digit: h.digit, upperT: h.upperT, slash: h.slash, colon: h.colon}); got != want {
+		t.Errorf("dateHintsOf(%q) = %+v, the searches say %+v", s, got, want)
+	}
+	lower := strings.ToLower(s)
+	meridiem := strings.Contains(lower, "am") || strings.Contains(lower, "pm") || strings.Contains(lower, "a.m") || strings.Contains(lower, "p.m")
+	if h.meridiem != meridiem {
+		t.Errorf("dateHintsOf(%q).meridiem = %v, the searches of %q say %v", s, h.meridiem, lower, meridiem)
+	}
+	if !h.folds && strings.ToLower(s) != s {
+		t.Errorf("dateHintsOf(%q) says it has nothing to lower, but strings.ToLower gives %q", s, strings.ToLower(s))
+	}
 }
 
 // refRelativeWord is relativeWord written the obvious way: the text folded rune by rune (as
@@ -74,6 +96,9 @@ func refContainsAny(s string, stems []string) bool {
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
 func TestDatePrefilters(t *testing.T) {
+	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "9 A.M", "5pM", "p.", "a", "xa.", "P.m.", "9\u0130am", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
+		checkDateHints(t, s)
+	}
 	for _, s := range prefilterSeeds {
 		if extISORe.MatchString(s) != extISOShape(s) && extISORe.MatchString(s) {
 			t.Errorf("extISOShape(%q) misses extISORe's match", s)
@@ -96,6 +121,21 @@ func TestDatePrefilters(t *testing.T) {
 		if got := relativeWord(s); got != want {
 			t.Errorf("relativeWord(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestLowerToASCII pins what dateHintsOf assumes of strings.ToLower: the only characters
+// outside ASCII it lowers into ASCII are U+0130 (to i) and the Kelvin sign (to k), so an a,
+// p, m or '.' of the lowered text is one of the text.
+func TestLowerToASCII(t *testing.T) {
+	var got []string
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		if l := []rune(strings.ToLower(string(r))); len(l) > 0 && l[0] < utf8.RuneSelf {
+			got = append(got, fmt.Sprintf("%U=%c", r, l[0]))
+		}
+	}
+	if want := "U+0130=i U+212A=k"; strings.Join(got, " ") != want {
+		t.Errorf("non-ASCII characters lowered into ASCII: %q, want %q", strings.Join(got, " "), want)
 	}
 }
 
@@ -262,5 +302,39 @@ func TestWordShapes(t *testing.T) {
 		if got := numberShape(s); got != want {
 			t.Errorf("numberShape(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// checkTextWordsIn holds textWordsIn, which takes a line's text words from the words of its
+// Raw, to textWords of its Text, on every line Parse makes of src.
+func checkTextWordsIn(t *testing.T, src string) {
+	t.Helper()
+	m, _ := Parse(src)
+	for _, ln := range m.Lines {
+		raw := textWords(ln.Raw)
+		got := textWordsIn(nil, ln, raw)
+		if want := textWords(ln.Text); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("line %q: textWordsIn = %v, textWords(Text) = %v", ln.Raw, got, want)
+		}
+	}
+}
+
+func FuzzTextWordsIn(f *testing.F) {
+	for _, s := range wordSeeds {
+		f.Add("v1 note t to all n=1\n" + s)
+	}
+	f.Fuzz(checkTextWordsIn)
+}
+
+func TestTextWordsIn(t *testing.T) {
+	for _, s := range wordSeeds {
+		checkTextWordsIn(t, "v1 note t to all n=1\n"+s)
+	}
+	checkTextWordsIn(t, "v1 note t to all n=3\n  - done#1: (fixed)  the \"x\", \u00a0y\u2003 \n\u3000ev#1\trun r-1;\nclaim\xff z\n")
+	// A hand-worked line: Text "(a) b" starts at byte 8 of Raw, so its words are at 2 and 5.
+	m, _ := Parse("v1 note t to all n=1\n done  (a) b\n")
+	ln := m.Lines[0]
+	if got, want := textWordsIn(nil, ln, textWords(ln.Raw)), []tok{{"a", 2}, {"b", 5}}; !slices.Equal(got, want) {
+		t.Errorf("textWordsIn = %v, want %v", got, want)
 	}
 }

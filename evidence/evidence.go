@@ -23,6 +23,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
 )
@@ -60,28 +62,80 @@ func (r Ref) String() string {
 
 // Parse reads an ev line's text: `commit <sha> [on [branch] <name>]` or `run <id>`, with any
 // further words ignored. It does not validate the sha or branch (Resolve does, so that it can
-// say what is wrong); Kind is "" for anything else.
+// say what is wrong); Kind is "" for anything else. The words are those of strings.Fields,
+// read one at a time without a slice of them (every post with an ev line parses it, and
+// FuzzParseRef holds it to the strings.Fields version).
 func Parse(text string) Ref {
-	f := strings.Fields(text)
-	if len(f) < 2 {
+	kind, rest := nextField(text)
+	first, rest := nextField(rest)
+	if first == "" {
 		return Ref{ID: strings.TrimSpace(text)}
 	}
-	id := strings.TrimRight(f[1], ",;.")
-	switch strings.ToLower(f[0]) {
-	case KindCommit:
+	id := strings.TrimRight(first, ",;.")
+	switch {
+	case lowerIs(kind, KindCommit):
 		r := Ref{Kind: KindCommit, ID: strings.ToLower(id)}
-		if len(f) >= 4 && f[2] == "on" {
-			rest := f[3:]
-			if rest[0] == "branch" && len(rest) >= 2 {
-				rest = rest[1:]
+		on, rest := nextField(rest)
+		name, rest := nextField(rest)
+		if name != "" && on == "on" {
+			if name == "branch" {
+				if after, _ := nextField(rest); after != "" {
+					name = after
+				}
 			}
-			r.Branch = strings.TrimRight(rest[0], ",;")
+			r.Branch = strings.TrimRight(name, ",;")
 		}
 		return r
-	case KindRun:
+	case lowerIs(kind, KindRun):
 		return Ref{Kind: KindRun, ID: id}
 	}
 	return Ref{ID: strings.TrimSpace(text)}
+}
+
+// nextField returns the first of strings.Fields(s) ("" when there is none) and what follows
+// it.
+func nextField(s string) (field, rest string) {
+	start := -1
+	for i := 0; i < len(s); {
+		c, size := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(s[i:])
+		}
+		switch space := unicode.IsSpace(c); {
+		case space && start >= 0:
+			return s[start:i], s[i:]
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start < 0 {
+		return "", ""
+	}
+	return s[start:], ""
+}
+
+// lowerIs reports whether strings.ToLower(s) == word, for a lower-case ASCII word, without
+// the lowered copy when s is ASCII.
+func lowerIs(s, word string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(s) == word
+		}
+	}
+	if len(s) != len(word) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Verdict is the outcome of resolving one reference.

@@ -553,8 +553,14 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		}
 		return nil, badRequest("resend the request", "reading the request body: %v", err)
 	}
+	closeRead(r)
 	return b, nil
 }
+
+// closeRead closes a request body read to its end. net/http keeps the connection for the
+// next request either way, but a body left open is drained first when the answer's header
+// is written (an io.CopyN and its reader, on every post).
+func closeRead(r *http.Request) { r.Body.Close() }
 
 // decodeJSON reads a capped JSON body into v, refusing unknown fields so that a misspelt
 // field is an error rather than silently ignored.

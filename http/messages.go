@@ -110,6 +110,7 @@ func (s *Server) handlePost(w http.ResponseWriter, r *http.Request, c *parley.Ca
 		buf := postBufs.Get().(*[]byte)
 		body, err := readCapped(r.Body, (*buf)[:0], maxBodyBytes)
 		if err == nil {
+			closeRead(r)
 			res, err = s.svc.Post(r.Context(), c, r.PathValue("room"), body, key)
 		}
 		if cap(body) <= 64<<10 { // the service has copied what it keeps (parley.RoomService.Post)

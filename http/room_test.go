@@ -1,8 +1,12 @@
 package http_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -150,5 +154,41 @@ func TestRealService(t *testing.T) {
 	}
 	if r := do(t, ts, "GET", "/v1/rooms/team/inbox", fresh, ""); r.status != 401 {
 		t.Errorf("revoked token: %d", r.status)
+	}
+}
+
+// TestPostKeepsConnection posts over one raw keep-alive connection, a text body and then a
+// JSON one (both read to their end, then closed by the handler), and reads both answers and
+// a third request's from it: the server keeps the connection for the next request, as it does
+// for a body it drains itself.
+func TestPostKeepsConnection(t *testing.T) {
+	ts := newRealServer(t)
+	tok := benchRoom(t, ts.URL)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(ctype, body string) *http.Response {
+		t.Helper()
+		fmt.Fprintf(conn, "POST /v1/rooms/bench/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s",
+			tok, ctype, len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the answer: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i, p := range []struct{ ctype, body string }{
+		{"text/plain", "v1 note limiter to all n=1\ncost 1 tokens\n"},
+		{"application/json", `{"body":"v1 note limiter to all n=1\ncost 2 tokens\n"}`},
+		{"text/plain", "v1 note limiter to all n=1\ncost 3 tokens\n"},
+	} {
+		if resp := send(p.ctype, p.body); resp.StatusCode != http.StatusCreated || resp.Close {
+			t.Fatalf("post %d: status %d, close %v", i+1, resp.StatusCode, resp.Close)
+		}
 	}
 }

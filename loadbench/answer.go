@@ -63,11 +63,19 @@ func readCreated(br *bufio.Reader, dst *bytes.Buffer) (ok bool, err error) {
 	br.Discard(len(head))
 	dst.Reset()
 	dst.Grow(int(length))
-	if _, err := io.CopyN(dst, br, length); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	// The body is copied out of br's buffer, where it nearly always is already, rather than
+	// through io.CopyN and the reader it makes per answer.
+	for n := int(length); n > 0; {
+		b, err := br.Peek(min(n, br.Size()))
+		dst.Write(b)
+		br.Discard(len(b))
+		n -= len(b)
+		if err != nil && n > 0 {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return true, err
 		}
-		return true, err
 	}
 	return true, nil
 }

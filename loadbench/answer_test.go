@@ -3,6 +3,7 @@ package loadbench
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -95,6 +96,8 @@ func FuzzReadCreated(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 201 Created\r\nconnection: Close\r\nContent-Length: 2\r\n\r\n{}"))
 	f.Add([]byte("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\n{}"))
+	f.Add(longAnswer(9000, 9000)) // a body over the reader's buffer, copied in parts
+	f.Add(longAnswer(9000, 5000)) // and one cut short in its second part
 	f.Fuzz(func(t *testing.T, answer []byte) {
 		br := bufio.NewReaderSize(bytes.NewReader(answer), 4096)
 		var dst bytes.Buffer
@@ -129,4 +132,27 @@ func FuzzReadCreated(f *testing.F) {
 			t.Fatalf("left %q unread, net/http %q", rest, refRest)
 		}
 	})
+}
+
+// longAnswer is a 201 whose head announces a body of n bytes and which carries the first have.
+func longAnswer(n, have int) []byte {
+	head := fmt.Sprintf("HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n", n)
+	return append([]byte(head), bytes.Repeat([]byte("x"), have)...)
+}
+
+// TestReadCreatedLongBody reads a body larger than the reader's buffer whole, and one cut
+// short as io.ErrUnexpectedEOF, as io.CopyN did.
+func TestReadCreatedLongBody(t *testing.T) {
+	var dst bytes.Buffer
+	br := bufio.NewReaderSize(bytes.NewReader(append(longAnswer(9000, 9000), "next"...)), 4096)
+	if ok, err := readCreated(br, &dst); !ok || err != nil || dst.Len() != 9000 {
+		t.Fatalf("long body: ok %v, err %v, %d bytes", ok, err, dst.Len())
+	}
+	if rest, _ := io.ReadAll(br); string(rest) != "next" {
+		t.Errorf("after the body: %q", rest)
+	}
+	br = bufio.NewReaderSize(bytes.NewReader(longAnswer(9000, 5000)), 4096)
+	if ok, err := readCreated(br, &dst); !ok || err != io.ErrUnexpectedEOF {
+		t.Errorf("short body: ok %v, err %v", ok, err)
+	}
 }

@@ -160,9 +160,11 @@ type evidencePair struct {
 	evs  []convention.Line
 }
 
-// pairEvidence pairs every done with its ev lines: ev#k with done#k, an unnumbered ev with the
-// nearest done above it.
-func pairEvidence(m *convention.Message) []*evidencePair {
+// pairEvidence pairs every done with its ev lines: ev#k with the nearest done#k above it, an
+// unnumbered ev with the nearest done above it. The pairs are appended to buf, which a caller
+// may keep on its stack (every post with a done pairs its lines here); a few dones are found
+// by key with a look back over them, many with a map.
+func pairEvidence(m *convention.Message, buf []evidencePair) []evidencePair {
 	n := 0
 	for _, l := range m.Lines {
 		if l.Word == "done" {
@@ -172,26 +174,42 @@ func pairEvidence(m *convention.Message) []*evidencePair {
 	if n == 0 {
 		return nil
 	}
-	all := make([]evidencePair, n) // the pairs in one allocation, the pointers in another
-	pairs := make([]*evidencePair, 0, n)
-	byKey := map[string]*evidencePair{}
-	var last *evidencePair
+	pairs := buf[:0]
+	if cap(pairs) < n {
+		pairs = make([]evidencePair, 0, n)
+	}
+	var byKey map[string]int // nil for a few dones
+	if n > 8 {
+		byKey = make(map[string]int, n)
+	}
+	last := -1
 	for _, l := range m.Lines {
 		switch l.Word {
 		case "done":
-			p := &all[len(pairs)]
-			p.done = l
-			pairs = append(pairs, p)
-			if l.Key != "" {
-				byKey[l.Key] = p
+			pairs = append(pairs, evidencePair{done: l})
+			last = len(pairs) - 1
+			if byKey != nil && l.Key != "" {
+				byKey[l.Key] = last
 			}
-			last = p
 		case "ev":
+			j := -1
 			switch {
-			case l.Key != "" && byKey[l.Key] != nil:
-				byKey[l.Key].evs = append(byKey[l.Key].evs, l)
-			case l.Key == "" && last != nil:
-				last.evs = append(last.evs, l)
+			case l.Key != "" && byKey != nil:
+				if k, ok := byKey[l.Key]; ok {
+					j = k
+				}
+			case l.Key != "":
+				for k := len(pairs) - 1; k >= 0; k-- {
+					if pairs[k].done.Key == l.Key {
+						j = k
+						break
+					}
+				}
+			default:
+				j = last
+			}
+			if j >= 0 {
+				pairs[j].evs = append(pairs[j].evs, l)
 			}
 		}
 	}
@@ -241,7 +259,10 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 	// check that runs git (a commit) is cut off at it (evidence.Resolver.ResolveBefore).
 	deadline := time.Now().Add(evidenceBudget)
 	checks := 0
-	for _, p := range pairEvidence(d.conv) {
+	var few [4]evidencePair
+	pairs := pairEvidence(d.conv, few[:0])
+	for i := range pairs {
+		p := &pairs[i]
 		lbl := label(p.done)
 		if len(p.evs) == 0 {
 			notes = append(notes, "! done"+lbl+" unproven: no ev line under it")

@@ -343,8 +343,15 @@ func normalize(body string) string { return string(normalizeAppend(nil, body)) }
 // a line with text shows they were inside.
 func normalizeAppend(dst []byte, body string) []byte {
 	pending := 0 // newlines not yet written
+	// Nearly every body ends its lines at LF alone: one search for a CR, then LF by LF.
+	noCR := strings.IndexByte(body, '\r') < 0
 	for len(body) > 0 {
-		end := strings.IndexAny(body, "\r\n")
+		var end int
+		if noCR {
+			end = strings.IndexByte(body, '\n')
+		} else {
+			end = strings.IndexAny(body, "\r\n")
+		}
 		line, rest := body, ""
 		if end >= 0 {
 			line, rest = body[:end], body[end+1:]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
 )
@@ -70,6 +71,23 @@ var secretNeedles = func() (x [256][]ruleNeedle) {
 	return x
 }()
 
+// secretSecond is which bytes follow each first byte in some needle: bit c&63 of
+// secretSecond[b] is set for a needle that starts with b then c (bytes that share their low
+// six bits share a bit), and every bit for a needle of one byte. Most bytes of a body start
+// no needle, or none with the byte after them, which one look-up tells.
+var secretSecond = func() (x [256]uint64) {
+	for b, ns := range secretNeedles {
+		for _, n := range ns {
+			if len(n.s) == 1 {
+				x[b] = ^uint64(0)
+			} else {
+				x[b] |= 1 << (n.s[1] & 63)
+			}
+		}
+	}
+	return x
+}()
+
 type ruleNeedle struct {
 	rule int
 	s    string
@@ -82,6 +100,9 @@ type ruleNeedle struct {
 func mayMatchRules(lower string) uint64 {
 	var needles, also uint64
 	for i := 0; i < len(lower); i++ {
+		if i+1 < len(lower) && secretSecond[lower[i]]&(1<<(lower[i+1]&63)) == 0 {
+			continue // no needle starts with this byte and the next (the last byte is looked at)
+		}
 		for _, n := range secretNeedles[lower[i]] {
 			if len(lower)-i >= len(n.s) && (len(n.s) == 1 || lower[i+1] == n.s[1] && lower[i+2:i+len(n.s)] == n.s[2:]) {
 				if n.also {
@@ -92,6 +113,11 @@ func mayMatchRules(lower string) uint64 {
 			}
 		}
 	}
+	return rulesOf(needles, also)
+}
+
+// rulesOf is the bit set of the rules whose needles and also the two bit sets found.
+func rulesOf(needles, also uint64) uint64 {
 	var may uint64
 	for i := range secretRules {
 		r := &secretRules[i]
@@ -100,6 +126,54 @@ func mayMatchRules(lower string) uint64 {
 		}
 	}
 	return may
+}
+
+// mayMatchBody is mayMatchRules(strings.ToLower(body)). An ASCII body, nearly every one, is
+// lowered byte by byte as it is read rather than copied lowered first; at the first byte
+// outside ASCII it falls back to the lowered copy (lowering such text may change its length).
+func mayMatchBody(body string) uint64 {
+	var needles, also uint64
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c >= utf8.RuneSelf {
+			return mayMatchRules(strings.ToLower(body))
+		}
+		c = asciiLower[c]
+		if i+1 < len(body) && secretSecond[c]&(1<<(asciiLower[body[i+1]]&63)) == 0 {
+			continue // as in mayMatchRules
+		}
+		for _, n := range secretNeedles[c] {
+			if len(body)-i >= len(n.s) && (len(n.s) == 1 || asciiLower[body[i+1]] == n.s[1] && lowerEqual(body[i+2:i+len(n.s)], n.s[2:])) {
+				if n.also {
+					also |= 1 << n.rule
+				} else {
+					needles |= 1 << n.rule
+				}
+			}
+		}
+	}
+	return rulesOf(needles, also)
+}
+
+// asciiLower lowers an ASCII upper-case letter and keeps every other byte.
+var asciiLower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c) + 'a' - 'A'
+	}
+	return t
+}()
+
+// lowerEqual reports whether s, its ASCII letters lowered, is lower.
+func lowerEqual(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if asciiLower[s[i]] != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // containsAny reports whether s contains one of subs; true when there are none.
@@ -165,7 +239,7 @@ func firstSecret(body, adminToken string) (string, int) {
 			consider("this server's admin token", i)
 		}
 	}
-	may := mayMatchRules(strings.ToLower(body))
+	may := mayMatchBody(body)
 	for i := range secretRules {
 		r := &secretRules[i]
 		if may&(1<<i) == 0 {

@@ -46,6 +46,9 @@ func FuzzSecretNeedles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		lower := strings.ToLower(body)
 		may := mayMatchRules(lower)
+		if got := mayMatchBody(body); got != may {
+			t.Fatalf("mayMatchBody(%q) = %b, mayMatchRules of the lowered body %b", body, got, may)
+		}
 		for i := range secretRules {
 			r := &secretRules[i]
 			if r.re.MatchString(body) && !r.mayMatch(lower) {

@@ -151,7 +151,7 @@ func buildState(room, topic string, msgs iter.Seq[*parley.Message], asks []*parl
 				rec.Costs = append(rec.Costs, item(l.Text))
 			}
 		}
-		for _, p := range pairEvidence(conv) {
+		for _, p := range pairEvidence(conv, nil) {
 			it := item(p.done.Text)
 			it.Verdict = doneVerdict(m.Notes, p.done)
 			rec.Done = append(rec.Done, it)

@@ -2,9 +2,13 @@ package redact
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// hexRun is isHexRun's expression, as first written.
+var hexRun = regexp.MustCompile(`^[0-9a-fA-F]{32,}$`)
 
 // refHasToken and refPath are HasToken and Path as first written: the regular expression on
 // every string, and every path split and joined. The faster versions must agree with them.
@@ -49,10 +53,18 @@ func FuzzPath(f *testing.F) {
 		if got, want := Path(p), refPath(p); got != want {
 			t.Errorf("Path(%q) = %q, want %q", p, got, want)
 		}
+		if got, want := isHexRun(p), hexRun.MatchString(p); got != want {
+			t.Errorf("isHexRun(%q) = %v, the expression says %v", p, got, want)
+		}
 	})
 }
 
 func TestPathAgrees(t *testing.T) {
+	for _, p := range append(pathSeeds, hexTok, strings.Repeat("aF0", 11), strings.Repeat("a", 31), strings.Repeat("f", 32)+"g", strings.Repeat("F", 32)+"\n") {
+		if got, want := isHexRun(p), hexRun.MatchString(p); got != want {
+			t.Errorf("isHexRun(%q) = %v, the expression says %v", p, got, want)
+		}
+	}
 	for _, p := range pathSeeds {
 		if got, want := Path(p), refPath(p); got != want {
 			t.Errorf("Path(%q) = %q, want %q", p, got, want)
@@ -62,5 +74,13 @@ func TestPathAgrees(t *testing.T) {
 	p := "/v1/rooms/bench-3f2a9c1b-0/messages"
 	if n := testing.AllocsPerRun(100, func() { Path(p) }); n != 0 {
 		t.Errorf("Path(%q) allocates %.0f times, want 0", p, n)
+	}
+}
+
+// BenchmarkPath redacts the path of a post, as the request log does for every request.
+func BenchmarkPath(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Path("/v1/rooms/bench-3f2a9c1b-0/messages")
 	}
 }

@@ -43,7 +43,16 @@ type Problem struct {
 // and C1), which upset terminals.
 func Check(body string) *Problem {
 	line, start := 1, 0
-	for i, r := range body {
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c >= 0x20 && c < 0x7f {
+			i++ // printable ASCII, nearly every byte of a body: no rule is about it
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(body[i:])
+		}
 		col := i - start + 1
 		switch {
 		case r == '\n':
@@ -54,7 +63,7 @@ func Check(body string) *Problem {
 		case r == '\t':
 		case r == '\r':
 			if i+1 < len(body) && body[i+1] == '\n' {
-				continue
+				break // the CR of a CRLF: the LF ends the line
 			}
 			return &Problem{Line: line, Col: col, Code: "cr",
 				Message: fmt.Sprintf("line %d, column %d: a carriage return (CR) that does not end the line; many readers break the line there, so the rest would show as a line of its own", line, col),
@@ -76,6 +85,7 @@ func Check(body string) *Problem {
 				Message: fmt.Sprintf("line %d, column %d: control character U+%04X", line, col, r),
 				Hint:    "remove it; only tab, LF and a CR just before LF are allowed"}
 		}
+		i += size
 	}
 	return checkLine(strings.TrimSuffix(body[start:], "\r"), line)
 }
