@@ -70,3 +70,18 @@ func FuzzEmoji(f *testing.F) {
 	}
 	f.Fuzz(checkEmoji)
 }
+
+// TestEmojiInvalidUTF8: a byte that is not UTF-8 decodes as U+FFFD, a symbol three bytes long,
+// while it is one byte long; the rule once took the three and sliced past the line's end.
+func TestEmojiInvalidUTF8(t *testing.T) {
+	l := &linter{counter: o200k}
+	for _, raw := range []string{"done x\xff", "done \xff\xfe", "done é\xff🚀🚀"} {
+		l.diags = nil
+		l.emoji(Line{Num: 1, Raw: raw})
+	}
+	if len(l.diags) != 1 || l.diags[0].Col != 9 {
+		t.Errorf("emoji diagnostics %+v, want the rockets at column 9", l.diags)
+	}
+	m, _ := Parse("v1 note t to all n=1\ndone x\xff\n")
+	Lint(m, Options{Counter: o200k})
+}

@@ -161,7 +161,14 @@ func (l *linter) emoji(ln Line) {
 		if r < 0x2100 || r == '→' || !unicode.Is(unicode.So, r) {
 			continue // arrows and letter-like symbols are cheap and carry meaning
 		}
-		end := i + utf8.RuneLen(r)
+		// Its length as written: a byte that is not UTF-8 reads as U+FFFD (a symbol too) but
+		// is one byte long. Such text never gets here through Check, which refuses it first;
+		// Lint is also called on messages built in code.
+		_, size := utf8.DecodeRuneInString(ln.Raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			continue
+		}
+		end := i + size
 		for end < len(ln.Raw) {
 			r2, n := utf8.DecodeRuneInString(ln.Raw[end:])
 			if r2 != 0xFE0F && r2 != 0x200D && !unicode.Is(unicode.So, r2) && !unicode.Is(unicode.Sk, r2) {
