@@ -172,10 +172,8 @@ func (s *Store) takeBatch(ctx context.Context, room string, ops []*rateOp) {
 	first = append(first, int32(len(key)+1))
 	var short []int32
 	var wait []float64
-	err := retryDeadlock(func() error {
-		return s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			room, seats, kinds, bursts0, ats0, nows, first, key, n, rate, burst).Scan(&short, &wait)
-	})
+	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		room, seats, kinds, bursts0, ats0, nows, first, key, n, rate, burst).Scan(&short, &wait)
 	if err == nil && (len(short) != len(ops) || len(wait) != len(ops)) {
 		err = fmt.Errorf("%d answers for %d takes", len(short), len(ops))
 	}
@@ -213,10 +211,8 @@ func rateAnswer(short int, wait float64, n int) (parley.RateTake, error) {
 func (s *Store) takeRateAlone(ctx context.Context, room string, now time.Time, buckets []parley.RateBucket) (parley.RateTake, error) {
 	var short int
 	var wait float64
-	err := retryDeadlock(func() error {
-		return s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`,
-			rateArgs(room, now, buckets)...).Scan(&short, &wait)
-	})
+	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`,
+		rateArgs(room, now, buckets)...).Scan(&short, &wait)
 	if err != nil {
 		if sqlState(err) == foreignKeyViolation {
 			return parley.RateTake{}, roomNotFound(room)
@@ -243,21 +239,4 @@ func (s *Store) ResetRates(ctx context.Context, room string) error {
 		return fmt.Errorf("reset rates: %w", err)
 	}
 	return nil
-}
-
-// deadlockDetected is PostgreSQL's code for a statement it failed to break a deadlock.
-const deadlockDetected = "40P01"
-
-// retryDeadlock runs take, a call of a rate function in a transaction of its own, again when
-// PostgreSQL failed it to break a deadlock (a few times at most): the failed call changed
-// nothing. The functions lock their buckets in one order (migration 0009), so a deadlock needs
-// a bucket deleted by ResetRates while a call was locking its room's buckets, and first use
-// of that bucket by another call at the same moment.
-func retryDeadlock(take func() error) error {
-	for i := 0; ; i++ {
-		err := take()
-		if i == 3 || sqlState(err) != deadlockDetected {
-			return err
-		}
-	}
 }
