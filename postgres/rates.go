@@ -233,9 +233,21 @@ func (s *Store) GiveRate(ctx context.Context, room string, now time.Time, bucket
 	return nil
 }
 
+// qResetRates deletes the room's buckets ($1) after locking them in rateKeyOrder ($2 is
+// parley.RateMessages, $3 parley.RateTokens; COLLATE "C" compares bytes, as strings.Compare
+// does), the order every take locks them in. A DELETE alone locks the rows in the order it
+// meets them, and deadlocked with a take that held one of them and waited for another
+// (TestRateTakesWithResets): PostgreSQL then failed one of the two, the reset or the post.
+const qResetRates = `DELETE FROM rate_buckets b USING (
+		SELECT seat, kind FROM rate_buckets WHERE room = $1
+		ORDER BY CASE WHEN kind = $2 AND seat <> '' THEN 0 WHEN kind = $2 THEN 1 WHEN kind = $3 AND seat <> '' THEN 2 ELSE 3 END,
+			kind COLLATE "C", seat COLLATE "C"
+		FOR UPDATE) l
+	WHERE b.room = $1 AND b.seat = l.seat AND b.kind = l.kind`
+
 // ResetRates implements parley.RateStore.
 func (s *Store) ResetRates(ctx context.Context, room string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM rate_buckets WHERE room = $1`, room); err != nil {
+	if _, err := s.pool.Exec(ctx, qResetRates, room, parley.RateMessages, parley.RateTokens); err != nil {
 		return fmt.Errorf("reset rates: %w", err)
 	}
 	return nil
