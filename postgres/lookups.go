@@ -142,26 +142,15 @@ func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, err
 
 // runTokens answers a batch of token lookups with one statement.
 func (s *Store) runTokens(_ string, batch []*lookupOp) {
-	defer closeAll(batch)
-	ops, keys := live(batch)
-	if len(ops) == 0 {
-		return
-	}
-	args := padded(nil, keys, func(k string) any { return []byte(k) })
-	found := make(map[string]*parley.Seat, len(keys))
-	err := pgDB{s.pool}.Query(context.Background(), tokenQueries[len(args)], args, func(row sqlstore.Row) error {
-		st, err := sqlstore.ScanSeat(row)
-		if err == nil {
-			found[string(st.TokenHash)] = st
-		}
-		return err
-	})
-	for _, o := range ops {
-		o.seat, o.err = found[o.key], err
-		if err != nil {
-			o.err = fmt.Errorf("seat by token: %w", err)
-		}
-	}
+	answer(s, batch, nil, func(k string) any { return []byte(k) }, tokenQueries, "seat by token",
+		func(row sqlstore.Row) (string, *parley.Seat, error) {
+			st, err := sqlstore.ScanSeat(row)
+			if err != nil {
+				return "", nil, err
+			}
+			return string(st.TokenHash), st, nil
+		},
+		func(o *lookupOp, st *parley.Seat) { o.seat = st })
 }
 
 // Run returns one run. ENOTFOUND.
@@ -179,24 +168,40 @@ func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 
 // runRuns answers a batch of one room's run lookups with one statement.
 func (s *Store) runRuns(room string, batch []*lookupOp) {
+	answer(s, batch, []any{room}, func(k string) any { return k }, runQueries, "run",
+		func(row sqlstore.Row) (string, *parley.Run, error) {
+			r, err := sqlstore.ScanRun(row)
+			if err != nil {
+				return "", nil, err
+			}
+			return r.ID, r, nil
+		},
+		func(o *lookupOp, r *parley.Run) { o.run = r })
+}
+
+// answer runs one batch of lookups as one statement: the live ops' keys, each once, converted
+// by conv and padded after pre, in queries' statement for that many keys; each op gets the
+// row scan found for its key (set; nil when none did), or the statement's error, named what.
+func answer[T any](s *Store, batch []*lookupOp, pre []any, conv func(string) any, queries map[int]string, what string,
+	scan func(sqlstore.Row) (string, T, error), set func(*lookupOp, T)) {
 	defer closeAll(batch)
-	ops, ids := live(batch)
+	ops, keys := live(batch)
 	if len(ops) == 0 {
 		return
 	}
-	args := padded([]any{room}, ids, func(k string) any { return k })
-	found := make(map[string]*parley.Run, len(ids))
-	err := pgDB{s.pool}.Query(context.Background(), runQueries[len(args)-1], args, func(row sqlstore.Row) error {
-		r, err := sqlstore.ScanRun(row)
+	args := padded(pre, keys, conv)
+	found := make(map[string]T, len(keys))
+	err := pgDB{s.pool}.Query(context.Background(), queries[len(args)-len(pre)], args, func(row sqlstore.Row) error {
+		k, v, err := scan(row)
 		if err == nil {
-			found[r.ID] = r
+			found[k] = v
 		}
 		return err
 	})
 	for _, o := range ops {
-		o.run, o.err = found[o.key], err
+		set(o, found[o.key])
 		if err != nil {
-			o.err = fmt.Errorf("run: %w", err)
+			o.err = fmt.Errorf("%s: %w", what, err)
 		}
 	}
 }
