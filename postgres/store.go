@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/sqlstore"
 )
@@ -94,23 +92,7 @@ const (
 	qByKey         = sqlstore.QueryByKey
 )
 
-func scanMessage(row pgx.Row) (*parley.Message, error) { return sqlstore.ScanMessage(row) }
-
 func roomNotFound(room string) error { return sqlstore.RoomNotFound(room) }
-
-func collectMessages(rows pgx.Rows) ([]*parley.Message, error) {
-	return collect(rows, func(row pgx.CollectableRow) (*parley.Message, error) { return sqlstore.ScanMessage(row) })
-}
-
-func collectAsks(rows pgx.Rows) ([]*parley.Ask, error) {
-	return collect(rows, func(row pgx.CollectableRow) (*parley.Ask, error) { return sqlstore.ScanAsk(row) })
-}
-
-// collect is pgx.CollectRows, but returns nil rather than an empty slice for no rows, as the
-// SQLite store does, so that the edges encode an empty list alike whichever store serves them.
-func collect[T any](rows pgx.Rows, fn pgx.RowToFunc[T]) ([]T, error) {
-	return pgx.AppendRows([]T(nil), rows, fn)
-}
 
 // ImportRoom writes a whole room in one transaction (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {

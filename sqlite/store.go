@@ -221,24 +221,6 @@ const (
 	askColumns     = sqlstore.AskColumns
 )
 
-func scanMessage(row sqlstore.Row) (*parley.Message, error) { return sqlstore.ScanMessage(row) }
-
-func roomNotFound(room string) error { return sqlstore.RoomNotFound(room) }
-
-// scanAsks reads every row of AskColumns and closes rows.
-func scanAsks(rows *sql.Rows) ([]*parley.Ask, error) {
-	defer rows.Close()
-	var asks []*parley.Ask
-	for rows.Next() {
-		a, err := sqlstore.ScanAsk(rows)
-		if err != nil {
-			return nil, err
-		}
-		asks = append(asks, a)
-	}
-	return asks, rows.Err()
-}
-
 // ImportRoom writes a whole room in one transaction of the committer (see parley.Store).
 func (s *Store) ImportRoom(ctx context.Context, a *parley.RoomArchive) error {
 	defer s.seatCache.drop() // it creates seats
