@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 )
@@ -124,17 +126,25 @@ type dedupBatch struct {
 	added  map[seatKey][]dedupEntry
 }
 
-// qSeatLog reads a seat's latest messages, newest first, one more than the memory keeps (to
-// tell whether it holds them all); qSeatOlder the latest time among its messages up to a
-// seq, looking at no more than a bounded number (beyond it the time is not known).
+// A seat the memory does not hold yet is read from the transaction: qRoomLast is the room's
+// last seq; qSeatRecent the seat's messages among the room's latest seatRecentScan, newest
+// first, through the primary key (the unary + keeps SQLite from the seat's index, which is
+// ordered by hash); and qSeatOlder, only if the room has earlier messages, the seat's
+// messages before those, through the seat's index, at most one more than seatOlderScan
+// (past it, what the seat posted before is not known). There is no index on (room, seat,
+// seq): keeping one cost a page written to the WAL for nearly every post.
 const (
-	qSeatLog   = `SELECT seq, time, hash FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT $3`
-	qSeatOlder = `SELECT count(*), coalesce(max(time), 0) FROM
-		(SELECT time FROM messages WHERE room = $1 AND seat = $2 AND seq <= $3 ORDER BY seq DESC LIMIT $4)`
+	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
+	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 ORDER BY seq DESC`
+	qSeatOlder  = `SELECT seq, time, hash FROM messages INDEXED BY messages_seat_hash
+		WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4`
 )
 
-// seatOlderScan bounds qSeatOlder (a variable for the tests).
-var seatOlderScan = 20000
+// seatRecentScan and seatOlderScan bound what reading a seat looks at (variables for the tests).
+var (
+	seatRecentScan = 32768
+	seatOlderScan  = 20000
+)
 
 // logOf returns the seat's messages as the transaction sees them but for those the batch
 // added (see added), reading them from the transaction if neither the memory nor the batch
@@ -149,37 +159,9 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 	if l != nil {
 		return l, nil
 	}
-	l = &seatLog{}
-	var rows []dedupEntry
-	err := t.query(qSeatLog, []any{k.room, k.name, int64(dedupKeep + 1)}, func(r *rawRow) error {
-		var e dedupEntry
-		var hash []byte
-		if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
-			return err
-		}
-		e.fp = s.dedup.fingerprint(hash)
-		rows = append(rows, e)
-		return nil
-	})
+	l, err := s.readSeat(t, k)
 	if err != nil {
 		return nil, err
-	}
-	l.complete = len(rows) <= dedupKeep
-	if !l.complete {
-		oldest := rows[dedupKeep].seq
-		rows = rows[:dedupKeep]
-		var n, older int64
-		if err := t.queryRow(qSeatOlder, k.room, k.name, oldest, int64(seatOlderScan)).Scan(&n, &older); err != nil {
-			return nil, err
-		}
-		l.older = older
-		if n >= int64(seatOlderScan) {
-			l.older = maxSeq
-		}
-	}
-	l.entries = make([]dedupEntry, len(rows))
-	for i, e := range rows {
-		l.entries[len(rows)-1-i] = e
 	}
 	if t.b.dedup.loaded == nil {
 		t.b.dedup.loaded = map[seatKey]*seatLog{}
@@ -190,23 +172,103 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 	return l, nil
 }
 
+// readSeat reads the seat's latest messages from the transaction (see qSeatRecent).
+func (s *Store) readSeat(t *rawTx, k seatKey) (*seatLog, error) {
+	var last int64
+	if err := t.queryRow(qRoomLast, k.room).Scan(&last); err != nil {
+		return nil, err
+	}
+	each := func(rows *[]dedupEntry) func(r *rawRow) error {
+		return func(r *rawRow) error {
+			var e dedupEntry
+			var hash []byte
+			if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
+				return err
+			}
+			e.fp = s.dedup.fingerprint(hash)
+			*rows = append(*rows, e)
+			return nil
+		}
+	}
+	lo := max(last-int64(seatRecentScan), 0)
+	var rows []dedupEntry // newest first
+	if err := t.query(qSeatRecent, []any{k.room, k.name, lo}, each(&rows)); err != nil {
+		return nil, err
+	}
+	unknown := false // whether the seat may have messages before rows that were not read
+	if lo > 0 {
+		var older []dedupEntry
+		if err := t.query(qSeatOlder, []any{k.room, k.name, lo, int64(seatOlderScan + 1)}, each(&older)); err != nil {
+			return nil, err
+		}
+		if len(older) > seatOlderScan {
+			unknown = true
+		} else {
+			// In the index's order (by hash): newest first, as rows.
+			slices.SortFunc(older, func(a, b dedupEntry) int { return cmp.Compare(b.seq, a.seq) })
+			rows = append(rows, older...)
+		}
+	}
+	l := &seatLog{complete: !unknown && len(rows) <= dedupKeep}
+	if len(rows) > dedupKeep {
+		for _, e := range rows[dedupKeep:] {
+			l.older = max(l.older, e.time)
+		}
+		rows = rows[:dedupKeep]
+	}
+	if unknown {
+		l.older = maxSeq
+	}
+	l.entries = make([]dedupEntry, len(rows))
+	for i, e := range rows {
+		l.entries[len(rows)-1-i] = e
+	}
+	return l, nil
+}
+
+// after tells whether the seat has fewer than n messages after seq, by what l and then extra
+// (newer, oldest first) hold, when they can tell (known): when they hold n messages after
+// it, or every message after it (the seat's messages are held from the latest back).
+func (l *seatLog) after(extra []dedupEntry, seq int64, n int) (yes, known bool) {
+	count, reached := 0, l.complete
+	for _, es := range [2][]dedupEntry{l.entries, extra} {
+		for _, e := range es {
+			if e.seq > seq {
+				count++
+			} else {
+				reached = true
+			}
+		}
+	}
+	switch {
+	case count >= n:
+		return false, true
+	case reached:
+		return true, true
+	}
+	return false, false
+}
+
 // duplicateTx is duplicate inside the committer's transaction, answered from memory when it
-// can be.
+// can be: whether there is surely no repeat, and if there may be one, whether the seat's
+// latest message with the hash is among its last n.
 func (s *Store) duplicateTx(ctx context.Context, t txStmts, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
 	if len(hash) == 0 {
 		return 0, nil
 	}
-	if s.dedup.on {
-		k := seatKey{room, seat}
-		l, err := s.logOf(t.t, k)
-		if err != nil {
-			return 0, err
-		}
-		if l.clear(t.t.b.dedup.added[k], s.dedup.fingerprint(hash), !since.IsZero(), toMicros(since), n) {
-			return 0, nil
-		}
+	if !s.dedup.on {
+		return duplicate(ctx, t, room, seat, hash, since, n, nil)
 	}
-	return duplicate(ctx, t, room, seat, hash, since, n)
+	k := seatKey{room, seat}
+	l, err := s.logOf(t.t, k)
+	if err != nil {
+		return 0, err
+	}
+	extra := t.t.b.dedup.added[k]
+	if l.clear(extra, s.dedup.fingerprint(hash), !since.IsZero(), toMicros(since), n) {
+		return 0, nil
+	}
+	return duplicate(ctx, t, room, seat, hash, since, n, func(seq int64) (bool, bool) { return l.after(extra, seq, n) })
 }
 
 // storedTx notes a message the batch stored, for the memory. A seat the memory has not read
