@@ -136,7 +136,7 @@ type dedupBatch struct {
 const (
 	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
 	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 ORDER BY seq DESC`
-	qSeatOlder  = `SELECT seq, time, hash FROM messages INDEXED BY messages_seat_hash
+	qSeatOlder  = `SELECT seq, time, hash FROM messages INDEXED BY messages_seat_hash_prefix
 		WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4`
 )
 

@@ -198,12 +198,12 @@ func TestDedupQueryPlans(t *testing.T) {
 		args  []any
 		index string // an index the plan must search
 	}{
-		{qDupHash, []any{"r", "a", []byte("h"), 5}, "messages_seat_hash"},
+		{qDupHash, []any{"r", "a", []byte("h"), 5}, "messages_seat_hash_prefix"},
 		{qAfterNear, []any{"r", "a", 5, 500, 16384}, "sqlite_autoindex_messages_1"},
-		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash"},
+		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash_prefix"},
 		{qRoomLast, []any{"r"}, "sqlite_autoindex_messages_1"},
 		{qSeatRecent, []any{"r", "a", 5}, "sqlite_autoindex_messages_1"},
-		{qSeatOlder, []any{"r", "a", 5, 20001}, "messages_seat_hash"},
+		{qSeatOlder, []any{"r", "a", 5, 20001}, "messages_seat_hash_prefix"},
 		{qByKey, []any{"r", "a", "k"}, "messages_idempotency"},
 	} {
 		rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+anonymous(tt.query), tt.args...)

@@ -38,10 +38,11 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// TestSeatSeqIndexDropped checks that a database from before migration 0007 (with the index on
-// (room, seat, seq)) loses that index when opened, keeps its messages and the index on
-// (room, seat, hash, seq), and that dedup still finds its messages, by hash and by count.
-func TestSeatSeqIndexDropped(t *testing.T) {
+// TestSeatIndexesMigration checks that a database from before migration 0007 (with the indexes
+// on (room, seat, seq) and (room, seat, hash, seq)) has, once opened, only the index on the
+// hash's prefix, built over the messages it holds, and that dedup finds them, by hash and by
+// count.
+func TestSeatIndexesMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
@@ -77,10 +78,13 @@ func TestSeatSeqIndexDropped(t *testing.T) {
 		}
 		return strings.Join(names, " ")
 	}
-	if got := indexes(); got != "messages_seat_hash" {
-		t.Fatalf("a new database has the seat indexes %q, want only messages_seat_hash", got)
+	if got := indexes(); got != "messages_seat_hash_prefix" {
+		t.Fatalf("a new database has the seat indexes %q, want only messages_seat_hash_prefix", got)
 	}
-	if _, err := db.Exec(`CREATE INDEX messages_seat_seq ON messages (room, seat, seq); DELETE FROM schema_migrations WHERE version = 7`); err != nil {
+	if _, err := db.Exec(`DROP INDEX messages_seat_hash_prefix;
+		CREATE INDEX messages_seat_hash ON messages (room, seat, hash, seq);
+		CREATE INDEX messages_seat_seq ON messages (room, seat, seq);
+		DELETE FROM schema_migrations WHERE version = 7`); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexes(); got != "messages_seat_hash messages_seat_seq" {
@@ -98,11 +102,20 @@ func TestSeatSeqIndexDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := indexes(); got != "messages_seat_hash" {
-		t.Fatalf("after the upgrade the seat indexes are %q, want only messages_seat_hash", got)
+	if got := indexes(); got != "messages_seat_hash_prefix" {
+		t.Fatalf("after the upgrade the seat indexes are %q, want only messages_seat_hash_prefix", got)
+	}
+	// The new index holds every message, and agrees with the table.
+	var entries int
+	var check string
+	if err := db.QueryRow(`SELECT count(*) FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = 'r' AND seat = 'a'`).Scan(&entries); err != nil || entries != 3 {
+		t.Fatalf("the new index holds %d of a's 3 messages, %v", entries, err)
+	}
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check: %q, %v", check, err)
 	}
 	var applied int
-	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version = 7 AND name = 'migrations/0007_seat_seq_index.sql'`).Scan(&applied); err != nil || applied != 1 {
+	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version = 7 AND name = 'migrations/0007_seat_indexes.sql'`).Scan(&applied); err != nil || applied != 1 {
 		t.Fatalf("migration 0007 recorded %d times, %v", applied, err)
 	}
 	if msgs, err := s.Messages(t.Context(), "r", 0, 0); err != nil || len(msgs) != 3 {

@@ -22,11 +22,15 @@ const (
 		WHERE room = $3 AND seq = $4 AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
 	// Dedup's hash part in one statement: the seq of the seat's latest message with this hash,
 	// and of its latest with this hash after ?4 (NULL: no window). Both go through the index on
-	// (room, seat, hash, seq), which finds the few candidates (almost always none) in O(log n).
-	// Whether the latest is among the seat's last N is then counted only when it matters
-	// (duplicate), from the committer's memory or by qAfterNear and qAfterSeat.
-	qDupHash = `SELECT coalesce((SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3), 0),
-		coalesce((SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3 AND time > ?4), 0)`
+	// (room, seat, the hash's first 8 bytes, seq), from the latest back, to the first whose
+	// whole hash is the same: O(log n) and a row or two (almost always none). Whether the
+	// latest is among the seat's last N is then counted only when it matters (duplicate), from
+	// the committer's memory or by qAfterNear and qAfterSeat.
+	qDupHash = `SELECT
+		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3
+			ORDER BY seq DESC LIMIT 1), 0),
+		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3 AND time > ?4
+			ORDER BY seq DESC LIMIT 1), 0)`
 	// qAfterNear counts, up to ?4, the seat's messages among the room's ?5 messages after seq
 	// ?3, through the primary key (the unary + keeps SQLite from using the seat's index
 	// instead), and tells whether the room has messages beyond those ?5 (then a count short
@@ -34,7 +38,7 @@ const (
 	// ?3 through the seat's index, whose entries for the seat it reads at most all of.
 	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
 		EXISTS (SELECT 1 FROM messages WHERE room = ?1 AND seq > ?3 + ?5)`
-	qAfterSeat = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
+	qAfterSeat = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
 	qByKey     = sqlstore.QueryByKey
 	qAddStat   = sqlstore.QueryAddStat
 )
