@@ -41,6 +41,7 @@ type dedupEntry struct {
 // seatLog is the latest messages of one seat, oldest first.
 type seatLog struct {
 	entries []dedupEntry
+	fps     map[uint64]int32 // how many of entries have each fingerprint (none for 0)
 	// complete: entries holds every message of the seat. Otherwise older is the latest
 	// time among those it does not hold (maxSeq: not known).
 	complete bool
@@ -79,12 +80,22 @@ func (l *seatLog) clear(extra []dedupEntry, fp uint64, window bool, since int64,
 			return false
 		}
 	}
-	for _, e := range l.entries {
-		if e.fp == fp {
-			return false
-		}
+	return l.fps[fp] == 0
+}
+
+// counted adds d to the count of e's fingerprint.
+func (l *seatLog) counted(e dedupEntry, d int32) {
+	if e.fp == 0 {
+		return
 	}
-	return true
+	if l.fps == nil {
+		l.fps = map[uint64]int32{}
+	}
+	if c := l.fps[e.fp] + d; c != 0 {
+		l.fps[e.fp] = c
+	} else {
+		delete(l.fps, e.fp)
+	}
 }
 
 // add appends es (newer than what l holds); past a quarter more than dedupKeep it drops the
@@ -94,10 +105,14 @@ func (l *seatLog) clear(extra []dedupEntry, fp uint64, window bool, since int64,
 func (l *seatLog) add(es []dedupEntry) int {
 	before := len(l.entries)
 	l.entries = append(l.entries, es...)
+	for _, e := range es {
+		l.counted(e, 1)
+	}
 	if len(l.entries) > dedupKeep+dedupKeep/4 {
 		over := len(l.entries) - dedupKeep
 		for _, e := range l.entries[:over] {
 			l.older = max(l.older, e.time)
+			l.counted(e, -1)
 		}
 		l.complete = false
 		n := copy(l.entries, l.entries[over:])
@@ -222,6 +237,7 @@ func (s *Store) readSeat(t *rawTx, k seatKey) (*seatLog, error) {
 	l.entries = make([]dedupEntry, len(rows))
 	for i, e := range rows {
 		l.entries[len(rows)-1-i] = e
+		l.counted(e, 1)
 	}
 	return l, nil
 }
