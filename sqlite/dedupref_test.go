@@ -186,13 +186,40 @@ func testDedupReference(t *testing.T, sole bool) {
 }
 
 // TestDedupQueryPlans checks that no query of dedup, nor the idempotency lookup, scans the
-// messages: each searches an index for its room (and seat) instead.
+// messages: each searches an index for its room (and seat) instead. It checks the plans on an
+// empty database, and again on one with messages once ANALYZE has given SQLite statistics
+// (which a user may run, and which change what its planner prefers).
 func TestDedupQueryPlans(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	checkDedupPlans(t, s, "empty")
+	for _, r := range []string{"r", "q"} {
+		storetest.MustCreateRoom(t, s, r)
+	}
+	for i := range 400 {
+		body := fmt.Sprintf("m%d", i)
+		m := &parley.Message{Room: []string{"r", "q"}[i%2], Seat: fmt.Sprintf("s%d", i%7), Time: time.Now(),
+			Format: parley.FormatText, Body: body, Hash: []byte(body)}
+		if i%3 == 0 {
+			m.IdempotencyKey = fmt.Sprintf("k%d", i)
+		}
+		storetest.MustAppend(t, s, &parley.Append{Message: m})
+	}
+	if _, err := s.write.Exec("ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	var stats int
+	if err := s.write.QueryRow(`SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'messages'`).Scan(&stats); err != nil || stats == 0 {
+		t.Fatalf("ANALYZE left %d statistics of messages, %v", stats, err)
+	}
+	checkDedupPlans(t, s, "analyzed")
+}
+
+func checkDedupPlans(t *testing.T, s *Store, what string) {
+	t.Helper()
 	for _, tt := range []struct {
 		query string
 		args  []any
@@ -223,7 +250,7 @@ func TestDedupQueryPlans(t *testing.T) {
 		got := strings.Join(plan, "; ")
 		if strings.Contains(got, "SCAN messages") || !strings.Contains(got, "SEARCH messages USING") ||
 			!strings.Contains(got, "INDEX "+tt.index+" ") {
-			t.Errorf("plan of\n%s\n%s\nwant searches of messages only, one through %s", tt.query, got, tt.index)
+			t.Errorf("%s: plan of\n%s\n%s\nwant searches of messages only, one through %s", what, tt.query, got, tt.index)
 		}
 	}
 }
