@@ -141,24 +141,32 @@ type dedupBatch struct {
 	added  map[seatKey][]dedupEntry
 }
 
-// A seat the memory does not hold yet is read from the transaction: qRoomLast is the room's
-// last seq; qSeatRecent the seat's messages among the room's latest seatRecentScan, newest
-// first, through the primary key (the unary + keeps SQLite from the seat's index, which is
-// ordered by hash); and qSeatOlder, only if the room has earlier messages, the seat's
-// messages before those, through the seat's index, at most one more than seatOlderScan
-// (past it, what the seat posted before is not known). There is no index on (room, seat,
-// seq): keeping one cost a page written to the WAL for nearly every post.
+// A seat the memory does not hold yet is read from the transaction. qSeatCount counts its
+// messages in the seat's index alone, up to one more than seatIndexScan. When it has no more
+// than that, qSeatLatest reads its latest dedupKeep+1 (their seqs sorted from the index, then
+// those rows), and, if it has more than dedupKeep, qSeatOlder the latest time among the others,
+// looking at no more than seatOlderScan of them (past it, that time is not known). A seat with
+// more messages than seatIndexScan is read through the primary key instead: its messages among
+// the room's latest seatRecentScan (qRoomLast, qSeatRecent; the unary + keeps SQLite off the
+// seat's index), what it posted before them not known. There is no index on (room, seat, seq):
+// keeping one cost a page written to the WAL for nearly every post.
 const (
+	qSeatCount  = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?3)`
+	qSeatLatest = `SELECT m.seq, m.time, m.hash FROM
+		(SELECT seq FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT ?3) AS k
+		JOIN messages AS m ON m.room = ?1 AND m.seq = k.seq`
+	qSeatOlder = `SELECT count(*), coalesce(max(time), 0) FROM
+		(SELECT time FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4)`
 	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
 	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 ORDER BY seq DESC`
-	qSeatOlder  = `SELECT seq, time, hash FROM messages INDEXED BY messages_seat_hash_prefix
-		WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4`
 )
 
-// seatRecentScan and seatOlderScan bound what reading a seat looks at (variables for the tests).
+// seatIndexScan, seatOlderScan and seatRecentScan bound what reading a seat looks at
+// (variables for the tests).
 var (
-	seatRecentScan = 32768
+	seatIndexScan  = 100000
 	seatOlderScan  = 20000
+	seatRecentScan = 32768
 )
 
 // logOf returns the seat's messages as the transaction sees them but for those the batch
@@ -187,53 +195,51 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 	return l, nil
 }
 
-// readSeat reads the seat's latest messages from the transaction (see qSeatRecent).
+// readSeat reads the seat's latest messages from the transaction (see qSeatCount).
 func (s *Store) readSeat(t *rawTx, k seatKey) (*seatLog, error) {
-	var last int64
-	if err := t.queryRow(qRoomLast, k.room).Scan(&last); err != nil {
-		return nil, err
-	}
-	each := func(rows *[]dedupEntry) func(r *rawRow) error {
-		return func(r *rawRow) error {
-			var e dedupEntry
-			var hash []byte
-			if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
-				return err
-			}
-			e.fp = s.dedup.fingerprint(hash)
-			*rows = append(*rows, e)
-			return nil
-		}
-	}
-	lo := max(last-int64(seatRecentScan), 0)
 	var rows []dedupEntry // newest first
-	if err := t.query(qSeatRecent, []any{k.room, k.name, lo}, each(&rows)); err != nil {
+	each := func(r *rawRow) error {
+		var e dedupEntry
+		var hash []byte
+		if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
+			return err
+		}
+		e.fp = s.dedup.fingerprint(hash)
+		rows = append(rows, e)
+		return nil
+	}
+	var n int64
+	if err := t.queryRow(qSeatCount, k.room, k.name, int64(seatIndexScan+1)).Scan(&n); err != nil {
 		return nil, err
 	}
-	unknown := false // whether the seat may have messages before rows that were not read
-	if lo > 0 {
-		var older []dedupEntry
-		if err := t.query(qSeatOlder, []any{k.room, k.name, lo, int64(seatOlderScan + 1)}, each(&older)); err != nil {
+	l := &seatLog{}
+	if n <= int64(seatIndexScan) {
+		if err := t.query(qSeatLatest, []any{k.room, k.name, int64(dedupKeep + 1)}, each); err != nil {
 			return nil, err
 		}
-		if len(older) > seatOlderScan {
-			unknown = true
-		} else {
-			// In the index's order (by hash): newest first, as rows.
-			slices.SortFunc(older, func(a, b dedupEntry) int { return cmp.Compare(b.seq, a.seq) })
-			rows = append(rows, older...)
+		slices.SortFunc(rows, func(a, b dedupEntry) int { return cmp.Compare(b.seq, a.seq) })
+		l.complete = len(rows) <= dedupKeep
+		if !l.complete {
+			var older int64
+			if err := t.queryRow(qSeatOlder, k.room, k.name, rows[dedupKeep].seq, int64(seatOlderScan)).Scan(&n, &older); err != nil {
+				return nil, err
+			}
+			l.older = older
+			if n >= int64(seatOlderScan) {
+				l.older = maxSeq
+			}
 		}
-	}
-	l := &seatLog{complete: !unknown && len(rows) <= dedupKeep}
-	if len(rows) > dedupKeep {
-		for _, e := range rows[dedupKeep:] {
-			l.older = max(l.older, e.time)
+	} else {
+		var last int64
+		if err := t.queryRow(qRoomLast, k.room).Scan(&last); err != nil {
+			return nil, err
 		}
-		rows = rows[:dedupKeep]
+		if err := t.query(qSeatRecent, []any{k.room, k.name, max(last-int64(seatRecentScan), 0)}, each); err != nil {
+			return nil, err
+		}
+		l.older = maxSeq // the seat has messages before these, their times not read
 	}
-	if unknown {
-		l.older = maxSeq
-	}
+	rows = rows[:min(len(rows), dedupKeep)]
 	l.entries = make([]dedupEntry, len(rows))
 	for i, e := range rows {
 		l.entries[len(rows)-1-i] = e

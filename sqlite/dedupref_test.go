@@ -56,10 +56,10 @@ func refDuplicate(msgs []refMsg, seat, hash string, since time.Time, n int) int6
 // runs: the memory (Sole) full, partial or unsure of what it dropped, and the counts through
 // the primary key and through the seat's index.
 func TestDedupReference(t *testing.T) {
-	defer func(keep, mx, older, recent, near int) {
-		dedupKeep, dedupMax, seatOlderScan, seatRecentScan, dedupNearScan = keep, mx, older, recent, near
-	}(dedupKeep, dedupMax, seatOlderScan, seatRecentScan, dedupNearScan)
-	dedupKeep, dedupMax, seatOlderScan, seatRecentScan, dedupNearScan = 6, 20, 5, 12, 10
+	defer func(keep, mx, index, older, recent, near int) {
+		dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan = keep, mx, index, older, recent, near
+	}(dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan)
+	dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan = 6, 20, 60, 5, 12, 10
 
 	for _, sole := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) { testDedupReference(t, sole) })
@@ -228,9 +228,12 @@ func checkDedupPlans(t *testing.T, s *Store, what string) {
 		{qDupHash, []any{"r", "a", []byte("h"), 5}, "messages_seat_hash_prefix"},
 		{qAfterNear, []any{"r", "a", 5, 500, 16384}, "sqlite_autoindex_messages_1"},
 		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash_prefix"},
+		{qSeatCount, []any{"r", "a", 100001}, "messages_seat_hash_prefix"},
+		{qSeatLatest, []any{"r", "a", 2049}, "messages_seat_hash_prefix"},
+		{qSeatLatest, []any{"r", "a", 2049}, "sqlite_autoindex_messages_1"},
+		{qSeatOlder, []any{"r", "a", 5, 20000}, "messages_seat_hash_prefix"},
 		{qRoomLast, []any{"r"}, "sqlite_autoindex_messages_1"},
 		{qSeatRecent, []any{"r", "a", 5}, "sqlite_autoindex_messages_1"},
-		{qSeatOlder, []any{"r", "a", 5, 20001}, "messages_seat_hash_prefix"},
 		{qByKey, []any{"r", "a", "k"}, "messages_idempotency"},
 	} {
 		rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+anonymous(tt.query), tt.args...)
