@@ -230,7 +230,6 @@ func checkDedupPlans(t *testing.T, s *Store, what string) {
 		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash_prefix"},
 		{qSeatCount, []any{"r", "a", 100001}, "messages_seat_hash_prefix"},
 		{qSeatLatest, []any{"r", "a", 2049}, "messages_seat_hash_prefix"},
-		{qSeatLatest, []any{"r", "a", 2049}, "sqlite_autoindex_messages_1"},
 		{qSeatOlder, []any{"r", "a", 5, 20000}, "messages_seat_hash_prefix"},
 		{qRoomLast, []any{"r"}, "sqlite_autoindex_messages_1"},
 		{qSeatRecent, []any{"r", "a", 5}, "sqlite_autoindex_messages_1"},
