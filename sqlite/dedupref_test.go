@@ -226,6 +226,7 @@ func checkDedupPlans(t *testing.T, s *Store, what string) {
 		index string // an index the plan must search
 	}{
 		{qDupHash, []any{"r", "a", []byte("h"), 5}, "messages_seat_hash_prefix"},
+		{qAfterFew, []any{"r", "a", 5, 100001}, "messages_seat_hash_prefix"},
 		{qAfterNear, []any{"r", "a", 5, 500, 16384}, "sqlite_autoindex_messages_1"},
 		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash_prefix"},
 		{qSeatCount, []any{"r", "a", 100001}, "messages_seat_hash_prefix"},

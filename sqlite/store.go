@@ -25,17 +25,23 @@ const (
 	// (room, seat, the hash's first 8 bytes, seq), from the latest back, to the first whose
 	// whole hash is the same: O(log n) and a row or two (almost always none). Whether the
 	// latest is among the seat's last N is then counted only when it matters (duplicate), from
-	// the committer's memory or by qAfterNear and qAfterSeat.
+	// the committer's memory or by qAfterFew (and for a seat of very many messages qAfterNear
+	// and qAfterSeat).
 	qDupHash = `SELECT
 		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3
 			ORDER BY seq DESC LIMIT 1), 0),
 		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3 AND time > ?4
 			ORDER BY seq DESC LIMIT 1), 0)`
-	// qAfterNear counts, up to ?4, the seat's messages among the room's ?5 messages after seq
-	// ?3, through the primary key (the unary + keeps SQLite from using the seat's index
-	// instead), and tells whether the room has messages beyond those ?5 (then a count short
-	// of ?4 is not the whole count). qAfterSeat counts, up to ?4, the seat's messages after
-	// ?3 through the seat's index, whose entries for the seat it reads at most all of.
+	// Whether a message is among the seat's last N is counted through the seat's index, whose
+	// entries carry the seq: qAfterFew reads at most ?4 of the seat's entries (seatIndexScan+1)
+	// and counts those after seq ?3, which settles it for any seat of no more than
+	// seatIndexScan messages. For a seat of more, qAfterNear counts, up to N (?4), its messages
+	// among the room's ?5 messages after ?3, through the primary key (the unary + keeps SQLite
+	// from the seat's index), and tells whether the room has messages beyond those ?5; and if
+	// that does not settle it either, qAfterSeat counts, up to N (?4), the seat's messages
+	// after ?3 over its entries in the index.
+	qAfterFew = `SELECT count(*), coalesce(sum(seq > ?3), 0) FROM
+		(SELECT seq FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?4)`
 	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
 		EXISTS (SELECT 1 FROM messages WHERE room = ?1 AND seq > ?3 + ?5)`
 	qAfterSeat = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
@@ -172,7 +178,8 @@ type querier interface {
 	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
 }
 
-// dedupNearScan bounds the room's messages qAfterNear looks at (a variable for the tests).
+// dedupNearScan bounds the room's messages qAfterNear looks at (a variable for the tests);
+// seatIndexScan (dedup.go) the seat's index entries qAfterFew reads.
 var dedupNearScan = 16384
 
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
@@ -214,10 +221,15 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	return inWindow, nil
 }
 
-// amongLast tells whether the seat has fewer than n messages after seq: first among the
-// room's next dedupNearScan messages (a seat that posts often has n of them there), and only
-// if that does not settle it, through the seat's index.
+// amongLast tells whether the seat has fewer than n messages after seq (see qAfterFew).
 func amongLast(ctx context.Context, q querier, room, seat string, seq int64, n int) (bool, error) {
+	var seen, after int64
+	if err := q.QueryRow(ctx, qAfterFew, room, seat, seq, int64(seatIndexScan+1)).Scan(&seen, &after); err != nil {
+		return false, err
+	}
+	if after >= int64(n) || seen <= int64(seatIndexScan) {
+		return after < int64(n), nil
+	}
 	var near int64
 	var beyond bool
 	if err := q.QueryRow(ctx, qAfterNear, room, seat, seq, int64(n), int64(dedupNearScan)).Scan(&near, &beyond); err != nil {
