@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 )
@@ -39,6 +41,7 @@ type dedupEntry struct {
 // seatLog is the latest messages of one seat, oldest first.
 type seatLog struct {
 	entries []dedupEntry
+	fps     map[uint64]int32 // how many of entries have each fingerprint (none for 0)
 	// complete: entries holds every message of the seat. Otherwise older is the latest
 	// time among those it does not hold (maxSeq: not known).
 	complete bool
@@ -77,12 +80,22 @@ func (l *seatLog) clear(extra []dedupEntry, fp uint64, window bool, since int64,
 			return false
 		}
 	}
-	for _, e := range l.entries {
-		if e.fp == fp {
-			return false
-		}
+	return l.fps[fp] == 0
+}
+
+// counted adds d to the count of e's fingerprint.
+func (l *seatLog) counted(e dedupEntry, d int32) {
+	if e.fp == 0 {
+		return
 	}
-	return true
+	if l.fps == nil {
+		l.fps = map[uint64]int32{}
+	}
+	if c := l.fps[e.fp] + d; c != 0 {
+		l.fps[e.fp] = c
+	} else {
+		delete(l.fps, e.fp)
+	}
 }
 
 // add appends es (newer than what l holds); past a quarter more than dedupKeep it drops the
@@ -92,10 +105,14 @@ func (l *seatLog) clear(extra []dedupEntry, fp uint64, window bool, since int64,
 func (l *seatLog) add(es []dedupEntry) int {
 	before := len(l.entries)
 	l.entries = append(l.entries, es...)
+	for _, e := range es {
+		l.counted(e, 1)
+	}
 	if len(l.entries) > dedupKeep+dedupKeep/4 {
 		over := len(l.entries) - dedupKeep
 		for _, e := range l.entries[:over] {
 			l.older = max(l.older, e.time)
+			l.counted(e, -1)
 		}
 		l.complete = false
 		n := copy(l.entries, l.entries[over:])
@@ -124,17 +141,34 @@ type dedupBatch struct {
 	added  map[seatKey][]dedupEntry
 }
 
-// qSeatLog reads a seat's latest messages, newest first, one more than the memory keeps (to
-// tell whether it holds them all); qSeatOlder the latest time among its messages up to a
-// seq, looking at no more than a bounded number (beyond it the time is not known).
+// A seat the memory does not hold yet is read from the transaction. qSeatCount counts its
+// messages in the seat's index alone, up to one more than seatIndexScan. When it has no more
+// than that, qSeatLatest reads its latest dedupKeep+1 (sorted by seq in the index, whose
+// entries name their rows, then those rows), and, if it has more than dedupKeep, qSeatOlder
+// the latest time among the others, looking at no more than seatOlderScan of them (past it,
+// that time is not known). A seat with more messages than seatIndexScan is read through the
+// primary key instead: its messages among the room's latest seatRecentScan (qRoomLast,
+// qSeatRecent; the unary + keeps SQLite off the seat's index), what it posted before them not
+// known. There is no index on (room, seat, seq): keeping one cost a page written to the WAL
+// for nearly every post.
 const (
-	qSeatLog   = `SELECT seq, time, hash FROM messages WHERE room = $1 AND seat = $2 ORDER BY seq DESC LIMIT $3`
+	qSeatCount  = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?3)`
+	qSeatLatest = `SELECT m.seq, m.time, m.hash FROM
+		(SELECT rowid AS id FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT ?3) AS k
+		JOIN messages AS m ON m.rowid = k.id`
 	qSeatOlder = `SELECT count(*), coalesce(max(time), 0) FROM
-		(SELECT time FROM messages WHERE room = $1 AND seat = $2 AND seq <= $3 ORDER BY seq DESC LIMIT $4)`
+		(SELECT time FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4)`
+	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
+	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 ORDER BY seq DESC`
 )
 
-// seatOlderScan bounds qSeatOlder (a variable for the tests).
-var seatOlderScan = 20000
+// seatIndexScan, seatOlderScan and seatRecentScan bound what reading a seat looks at
+// (variables for the tests).
+var (
+	seatIndexScan  = 100000
+	seatOlderScan  = 20000
+	seatRecentScan = 32768
+)
 
 // logOf returns the seat's messages as the transaction sees them but for those the batch
 // added (see added), reading them from the transaction if neither the memory nor the batch
@@ -149,37 +183,9 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 	if l != nil {
 		return l, nil
 	}
-	l = &seatLog{}
-	var rows []dedupEntry
-	err := t.query(qSeatLog, []any{k.room, k.name, int64(dedupKeep + 1)}, func(r *rawRow) error {
-		var e dedupEntry
-		var hash []byte
-		if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
-			return err
-		}
-		e.fp = s.dedup.fingerprint(hash)
-		rows = append(rows, e)
-		return nil
-	})
+	l, err := s.readSeat(t, k)
 	if err != nil {
 		return nil, err
-	}
-	l.complete = len(rows) <= dedupKeep
-	if !l.complete {
-		oldest := rows[dedupKeep].seq
-		rows = rows[:dedupKeep]
-		var n, older int64
-		if err := t.queryRow(qSeatOlder, k.room, k.name, oldest, int64(seatOlderScan)).Scan(&n, &older); err != nil {
-			return nil, err
-		}
-		l.older = older
-		if n >= int64(seatOlderScan) {
-			l.older = maxSeq
-		}
-	}
-	l.entries = make([]dedupEntry, len(rows))
-	for i, e := range rows {
-		l.entries[len(rows)-1-i] = e
 	}
 	if t.b.dedup.loaded == nil {
 		t.b.dedup.loaded = map[seatKey]*seatLog{}
@@ -190,23 +196,102 @@ func (s *Store) logOf(t *rawTx, k seatKey) (*seatLog, error) {
 	return l, nil
 }
 
+// readSeat reads the seat's latest messages from the transaction (see qSeatCount).
+func (s *Store) readSeat(t *rawTx, k seatKey) (*seatLog, error) {
+	var rows []dedupEntry // newest first
+	each := func(r *rawRow) error {
+		var e dedupEntry
+		var hash []byte
+		if err := r.Scan(&e.seq, &e.time, &hash); err != nil {
+			return err
+		}
+		e.fp = s.dedup.fingerprint(hash)
+		rows = append(rows, e)
+		return nil
+	}
+	var n int64
+	if err := t.queryRow(qSeatCount, k.room, k.name, int64(seatIndexScan+1)).Scan(&n); err != nil {
+		return nil, err
+	}
+	l := &seatLog{}
+	if n <= int64(seatIndexScan) {
+		if err := t.query(qSeatLatest, []any{k.room, k.name, int64(dedupKeep + 1)}, each); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(rows, func(a, b dedupEntry) int { return cmp.Compare(b.seq, a.seq) })
+		l.complete = len(rows) <= dedupKeep
+		if !l.complete {
+			var older int64
+			if err := t.queryRow(qSeatOlder, k.room, k.name, rows[dedupKeep].seq, int64(seatOlderScan)).Scan(&n, &older); err != nil {
+				return nil, err
+			}
+			l.older = older
+			if n >= int64(seatOlderScan) {
+				l.older = maxSeq
+			}
+		}
+	} else {
+		var last int64
+		if err := t.queryRow(qRoomLast, k.room).Scan(&last); err != nil {
+			return nil, err
+		}
+		if err := t.query(qSeatRecent, []any{k.room, k.name, max(last-int64(seatRecentScan), 0)}, each); err != nil {
+			return nil, err
+		}
+		l.older = maxSeq // the seat has messages before these, their times not read
+	}
+	rows = rows[:min(len(rows), dedupKeep)]
+	l.entries = make([]dedupEntry, len(rows))
+	for i, e := range rows {
+		l.entries[len(rows)-1-i] = e
+		l.counted(e, 1)
+	}
+	return l, nil
+}
+
+// after tells whether the seat has fewer than n messages after seq, by what l and then extra
+// (newer, oldest first) hold, when they can tell (known): when they hold n messages after
+// it, or every message after it (the seat's messages are held from the latest back).
+func (l *seatLog) after(extra []dedupEntry, seq int64, n int) (yes, known bool) {
+	count, reached := 0, l.complete
+	for _, es := range [2][]dedupEntry{l.entries, extra} {
+		for _, e := range es {
+			if e.seq > seq {
+				count++
+			} else {
+				reached = true
+			}
+		}
+	}
+	switch {
+	case count >= n:
+		return false, true
+	case reached:
+		return true, true
+	}
+	return false, false
+}
+
 // duplicateTx is duplicate inside the committer's transaction, answered from memory when it
-// can be.
+// can be: whether there is surely no repeat, and if there may be one, whether the seat's
+// latest message with the hash is among its last n.
 func (s *Store) duplicateTx(ctx context.Context, t txStmts, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
 	if len(hash) == 0 {
 		return 0, nil
 	}
-	if s.dedup.on {
-		k := seatKey{room, seat}
-		l, err := s.logOf(t.t, k)
-		if err != nil {
-			return 0, err
-		}
-		if l.clear(t.t.b.dedup.added[k], s.dedup.fingerprint(hash), !since.IsZero(), toMicros(since), n) {
-			return 0, nil
-		}
+	if !s.dedup.on {
+		return duplicate(ctx, t, room, seat, hash, since, n, nil)
 	}
-	return duplicate(ctx, t, room, seat, hash, since, n)
+	k := seatKey{room, seat}
+	l, err := s.logOf(t.t, k)
+	if err != nil {
+		return 0, err
+	}
+	extra := t.t.b.dedup.added[k]
+	if l.clear(extra, s.dedup.fingerprint(hash), !since.IsZero(), toMicros(since), n) {
+		return 0, nil
+	}
+	return duplicate(ctx, t, room, seat, hash, since, n, func(seq int64) (bool, bool) { return l.after(extra, seq, n) })
 }
 
 // storedTx notes a message the batch stored, for the memory. A seat the memory has not read

@@ -72,7 +72,7 @@ func TestDedupMemoryAgrees(t *testing.T) {
 			wg.Wait()
 		}
 		seat, m, since, n := pick()
-		want, err := duplicate(ctx, s.r, "r", seat, m.Hash, since, n)
+		want, err := duplicate(ctx, s.r, "r", seat, m.Hash, since, n, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,22 +20,38 @@ import (
 const (
 	qAnswer = `UPDATE asks SET state = $1, closed_by = $2
 		WHERE room = $3 AND seq = $4 AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
-	// Dedup in one statement: the seat's latest message with this hash after ?4 (NULL: no
-	// window), and its latest with this hash if that is among its last ?5 (0: no count).
-	// Both go through the index on (room, seat, hash, seq), which finds the few candidates
-	// (almost always none); only then does the (room, seat, seq) index count, at most ?5
-	// entries, the seat's messages after it. Walking to the seat's Nth-last message first
-	// cost up to N index steps on every post, and two statements cost twice the overhead.
-	qDup = `SELECT max(
-		coalesce((SELECT max(seq) FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3 AND time > ?4), 0),
-		coalesce((SELECT max(s) FROM (SELECT max(seq) AS s FROM messages WHERE room = ?1 AND seat = ?2 AND hash = ?3) AS h
-			WHERE ?5 > 0 AND (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > h.s LIMIT ?5)) < ?5), 0))`
-	qByKey   = sqlstore.QueryByKey
-	qAddStat = sqlstore.QueryAddStat
+	// Dedup's hash part in one statement: the seq of the seat's latest message with this hash,
+	// and of its latest with this hash after ?4 (NULL: no window). Both go through the index on
+	// (room, seat, the hash's first 8 bytes, seq), from the latest back, to the first whose
+	// whole hash is the same: O(log n) and a row or two (almost always none). Whether the
+	// latest is among the seat's last N is then counted only when it matters (duplicate), from
+	// the committer's memory or by qAfterFew (and for a seat of very many messages qAfterNear
+	// and qAfterSeat).
+	qDupHash = `SELECT
+		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3
+			ORDER BY seq DESC LIMIT 1), 0),
+		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3 AND time > ?4
+			ORDER BY seq DESC LIMIT 1), 0)`
+	// Whether a message is among the seat's last N is counted through the seat's index, whose
+	// entries carry the seq: qAfterFew reads at most ?4 of the seat's entries (seatIndexScan+1)
+	// and counts those after seq ?3, which settles it for any seat of no more than
+	// seatIndexScan messages. For a seat of more, qAfterNear counts, up to N (?4), its messages
+	// among the room's ?5 messages after ?3, through the primary key (the unary + keeps SQLite
+	// from the seat's index), and tells whether the room has messages beyond those ?5; and if
+	// that does not settle it either, qAfterSeat counts, up to N (?4), the seat's messages
+	// after ?3 over its entries in the index.
+	qAfterFew = `SELECT count(*), coalesce(sum(seq > ?3), 0) FROM
+		(SELECT seq FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?4)`
+	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
+		EXISTS (SELECT 1 FROM messages WHERE room = ?1 AND seq > ?3 + ?5)`
+	qAfterSeat = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
+	qByKey     = sqlstore.QueryByKey
+	qAddStat   = sqlstore.QueryAddStat
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
-	sqlstore.QueryInsertAsk, qDup, qAddStat}
+	sqlstore.QueryInsertAsk, qDupHash, qAfterFew, qAfterNear, qAfterSeat, qAddStat,
+	qSeatCount, qSeatLatest, qSeatOlder, qRoomLast, qSeatRecent}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go).
@@ -163,9 +179,15 @@ type querier interface {
 	QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row
 }
 
+// dedupNearScan bounds the room's messages qAfterNear looks at (a variable for the tests);
+// seatIndexScan (dedup.go) the seat's index entries qAfterFew reads.
+var dedupNearScan = 16384
+
 // duplicate returns the latest seq among the seat's messages with this hash that were posted
-// after since (when set) or are among its last n (when n > 0), or 0.
-func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
+// after since (when set) or are among its last n (when n > 0), or 0. among, when not nil,
+// may tell whether the seat has fewer than n messages after a seq (known), sparing the count.
+func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, since time.Time, n int,
+	among func(seq int64) (yes, known bool)) (int64, error) {
 	if len(hash) == 0 {
 		return 0, nil
 	}
@@ -173,20 +195,65 @@ func duplicate(ctx context.Context, q querier, room, seat string, hash []byte, s
 	if !since.IsZero() {
 		window = toMicros(since)
 	}
-	var found int64
-	if err := q.QueryRow(ctx, qDup, room, seat, hash, window, int64(max(n, 0))).Scan(&found); err != nil {
+	var latest, inWindow int64
+	if err := q.QueryRow(ctx, qDupHash, room, seat, hash, window).Scan(&latest, &inWindow); err != nil {
 		return 0, err
 	}
-	return found, nil
+	// Only the latest message with the hash can be the answer of "among the last n", and
+	// when it is also the latest in the window, the answer is that already.
+	if latest == 0 || n <= 0 || latest == inWindow {
+		return inWindow, nil
+	}
+	if among != nil {
+		if yes, known := among(latest); known {
+			if yes {
+				return latest, nil
+			}
+			return inWindow, nil
+		}
+	}
+	yes, err := amongLast(ctx, q, room, seat, latest, n)
+	if err != nil {
+		return 0, err
+	}
+	if yes {
+		return latest, nil
+	}
+	return inWindow, nil
+}
+
+// amongLast tells whether the seat has fewer than n messages after seq (see qAfterFew).
+func amongLast(ctx context.Context, q querier, room, seat string, seq int64, n int) (bool, error) {
+	var seen, after int64
+	if err := q.QueryRow(ctx, qAfterFew, room, seat, seq, int64(seatIndexScan+1)).Scan(&seen, &after); err != nil {
+		return false, err
+	}
+	if after >= int64(n) || seen <= int64(seatIndexScan) {
+		return after < int64(n), nil
+	}
+	var near int64
+	var beyond bool
+	if err := q.QueryRow(ctx, qAfterNear, room, seat, seq, int64(n), int64(dedupNearScan)).Scan(&near, &beyond); err != nil {
+		return false, err
+	}
+	if near >= int64(n) || !beyond {
+		return near < int64(n), nil
+	}
+	var all int64
+	if err := q.QueryRow(ctx, qAfterSeat, room, seat, seq, int64(n)).Scan(&all); err != nil {
+		return false, err
+	}
+	return all < int64(n), nil
 }
 
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since
-// or among its last n messages, or 0.
+// or among its last n messages, or 0. It reads the database (a snapshot that may be newer than
+// the committer's memory), so it asks the memory only whether there is surely none.
 func (s *Store) Duplicate(ctx context.Context, room, seat string, hash []byte, since time.Time, n int) (int64, error) {
 	if len(hash) == 0 || s.dedup.surelyNone(room, seat, hash, since, n) {
 		return 0, nil
 	}
-	seq, err := duplicate(ctx, s.r, room, seat, hash, since, n)
+	seq, err := duplicate(ctx, s.r, room, seat, hash, since, n, nil)
 	if err != nil {
 		return 0, fmt.Errorf("duplicate: %w", err)
 	}
