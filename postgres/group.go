@@ -603,21 +603,11 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
 	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
 	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
 
-// qChecks is qCheck for several appends in one statement: one row for each element of the
-// arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), in their order. Each lookup is
-// qCheck's, with the append's values in place of the parameters, and reads the same indexes
-// (TestDuplicateQueryPlan).
-const qChecks = `SELECT
-	coalesce((SELECT seq FROM messages
-		WHERE u.since IS NOT NULL AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash AND time > u.since
-		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
-	coalesce(h.seq, 0),
-	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = u.seat AND seq > h.seq LIMIT u.n) after)
-FROM unnest($2::text[], $3::bytea[], $4::timestamptz[], $5::bigint[]) WITH ORDINALITY AS u(seat, hash, since, n, i)
-LEFT JOIN LATERAL (SELECT seq FROM messages
-	WHERE u.n > 0 AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash
-	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true
-ORDER BY u.i`
+// qChecks is qCheck for several appends in one call (migration 0010): one row for each element
+// of the arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), each with its 1-based place
+// among them. The function plans its lookups once per connection, each on the index qCheck
+// reads (TestDuplicateQueryPlan, TestDuplicateQueryPlanSmallTable).
+const qChecks = `SELECT nth, window_seq, latest_seq, after_latest FROM parley_dedup_checks($1, $2, $3, $4, $5)`
 
 func checksArgs(room string, ops []*groupOp) []any {
 	seats := make([]string, len(ops))
@@ -631,22 +621,26 @@ func checksArgs(room string, ops []*groupOp) []any {
 	return []any{room, seats, hashes, since, ns}
 }
 
-// readChecks reads qChecks' rows into the ops' dup.
+// readChecks reads qChecks' rows into the ops' dup: each row names its op by its place.
 func readChecks(br pgx.BatchResults, ops []*groupOp) error {
 	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	seen := make([]bool, len(ops))
 	n := 0
 	for rows.Next() {
-		if n == len(ops) {
-			return fmt.Errorf("more rows than the %d checks", len(ops))
-		}
-		d := &ops[n].dup
-		if err := rows.Scan(&d.window, &d.latest, &d.after); err != nil {
+		var nth int64
+		var d dupCheck
+		if err := rows.Scan(&nth, &d.window, &d.latest, &d.after); err != nil {
 			return err
 		}
+		if nth < 1 || nth > int64(len(ops)) || seen[nth-1] {
+			return fmt.Errorf("a row for check %d of %d, unexpected", nth, len(ops))
+		}
+		seen[nth-1] = true
+		ops[nth-1].dup = d
 		n++
 	}
 	if err := rows.Err(); err != nil {
