@@ -33,6 +33,11 @@ func TestDuplicateQueryPlan(t *testing.T) {
 			SELECT 'r', i, 'alice', now(), 'convention', convert_to('v1 note ' || i, 'UTF8'),
 				sha256(convert_to('v1 note ' || i, 'UTF8'))
 			FROM generate_series(1, 2000) i`,
+		// Two copies of one body by carol, the later seq with the earlier time (another
+		// server's clock): the window's copy is not the latest copy.
+		`INSERT INTO messages (room, seq, seat, time, format, body, hash) VALUES
+			('r', 2001, 'carol', now(), 'convention', 'x', sha256(convert_to('v1 note carol', 'UTF8'))),
+			('r', 2002, 'carol', now() - interval '2 hours', 'convention', 'x', sha256(convert_to('v1 note carol', 'UTF8')))`,
 		`SET plan_cache_mode = force_generic_plan`,
 		`PREPARE dup (text, text, bytea, timestamptz, bigint) AS ` + qCheck,
 	} {
@@ -77,10 +82,17 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	if _, err := conn.Exec(t.Context(), `PREPARE dups (text, text[], bytea[], timestamptz[], bigint[]) AS `+query); err != nil {
 		t.Fatal(err)
 	}
-	args := `('r', ARRAY['alice', 'alice', 'alice', 'bob'],
+	// The plan, on alice's and bob's checks: none of them reads a row that its lookup then
+	// drops.
+	planArgs := `('r', ARRAY['alice', 'alice', 'alice', 'bob'],
 		ARRAY[sha256(convert_to('v1 note 7', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 7', 'UTF8'))],
 		ARRAY[` + sinceArg + `::timestamptz, ` + sinceArg + `, NULL, ` + sinceArg + `], ARRAY[500, 5, 500, 500]::bigint[])`
-	got = explain(t, conn, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE dups`+args)
+	carol := `sha256(convert_to('v1 note carol', 'UTF8'))`
+	args := `('r', ARRAY['alice', 'alice', 'alice', 'bob', 'carol', 'carol', 'carol'],
+		ARRAY[sha256(convert_to('v1 note 7', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 1990', 'UTF8')), sha256(convert_to('v1 note 7', 'UTF8')), ` +
+		carol + `, ` + carol + `, ` + carol + `],
+		ARRAY[` + sinceArg + `::timestamptz, ` + sinceArg + `, NULL, ` + sinceArg + `, ` + sinceArg + `, ` + sinceArg + `, NULL], ARRAY[500, 5, 500, 500, 1, 0, 5]::bigint[])`
+	got = explain(t, conn, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE dups`+planArgs)
 	if n := strings.Count(got, "using messages_seat_hash"); n != 2 || !strings.Contains(got, "using messages_seat_seq") ||
 		strings.Contains(got, "Filter: (hash") || strings.Contains(got, "Rows Removed by Filter") {
 		t.Errorf("plan of the batch's dedup checks:\n%s\nwant both lookups of the hash by index messages_seat_hash, the count by messages_seat_seq, nothing filtered", got)
@@ -89,7 +101,7 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := make([]dupCheck, 4)
+	ds := make([]dupCheck, 7)
 	for rows.Next() {
 		var nth int
 		var d dupCheck
@@ -103,8 +115,10 @@ func TestDuplicateQueryPlan(t *testing.T) {
 	}
 	rows.Close()
 	// Hand-worked: 7 is followed by 1,993 (counted up to 500); 1990 by 10, counted up to 5; no
-	// window without a since; bob has posted nothing.
-	want := []dupCheck{{7, 7, 500}, {1990, 1990, 5}, {0, 1990, 10}, {0, 0, 0}}
+	// window without a since; bob has posted nothing; carol's copy in the window is 2001 (2002
+	// is older than the window), her latest copy 2002, followed by nothing; no latest copy
+	// without a last N.
+	want := []dupCheck{{7, 7, 500}, {1990, 1990, 5}, {0, 1990, 10}, {0, 0, 0}, {2001, 2002, 0}, {2001, 0, 0}, {0, 2002, 0}}
 	if !slices.Equal(ds, want) {
 		t.Errorf("the batch's dedup checks = %+v, want %+v", ds, want)
 	}
