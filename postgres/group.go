@@ -29,7 +29,7 @@ import (
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
 //     stats of the room does not wait for) in a statement that also reads the seats the
-//     appends post as (Append.Poster) (qLock), every append's idempotency check, and the dedup checks of them all in one statement,
+//     appends post as (Append.Poster) (qLock), every append's idempotency check, and the dedup checks of them all in one call (qChecks),
 //     pipelined. The checks run after the lock, so they see every append to the room that
 //     any process committed before it.
 //  2. Here, in order: an append whose seat is revoked, gone or holds another token now is
@@ -396,10 +396,11 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 // it waits for the lock: a revocation or rotation committed before the batch began is seen.
 //
 // The transaction keeps PostgreSQL's own choice between custom and generic plans. Forcing
-// generic plans here saved planning the dedup checks on every batch (about 9% of PostgreSQL's
-// CPU), but a generic plan made while the room held a few hundred messages read the
-// (room, topic, seq) index and filtered the hash over the whole room, under the room's lock,
-// until the plan was dropped (TestDuplicateQueryPlanSmallTable).
+// generic plans for the whole transaction once saved planning the dedup checks on every batch,
+// but a generic plan made while the room held a few hundred messages read the (room, topic, seq)
+// index and filtered the hash over the whole room, under the room's lock, until the plan was
+// dropped (TestDuplicateQueryPlanSmallTable). The checks now run in parley_dedup_checks
+// (migration 0010), whose settings make the one plan it keeps safe.
 const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
 	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
 		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
