@@ -69,9 +69,11 @@ type groupOp struct {
 	// Set by each attempt of the batch.
 	orig   *parley.Message // the stored message with this key, if any
 	dup    dupCheck
-	seq    int64 // 0 unless the attempt stores the append
-	args   []any // of its INSERT, when it does
-	failed bool  // refused (err set)
+	seq    int64   // 0 unless the attempt stores the append
+	notes  string  // its notes as JSON, when it stores the append
+	words  *string // its body as text for its words (wordsText), when it stores the append
+	args   []any   // of its own INSERT (qInsertMessage), when it stores the append a row at a time
+	failed bool    // refused (err set)
 }
 
 // group runs one append in its room's next batch and waits for it. Once queued an append
@@ -175,7 +177,7 @@ var errPerRow = errors.New("an append of the batch was refused")
 // back), or an error that fails the whole batch.
 func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool) (last int64, bad *groupOp, err error) {
 	for _, o := range ops {
-		o.orig, o.dup, o.seq, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, nil, false, parley.Appended{}, nil
+		o.orig, o.dup, o.seq, o.notes, o.words, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, "", nil, nil, false, parley.Appended{}, nil
 	}
 
 	// Round trip 1: the lock and the checks.
@@ -281,14 +283,24 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		if o.failed || o.out.Replay {
 			continue
 		}
-		args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+		notes, err := sqlstore.MarshalNotes(o.m.Notes)
 		if err != nil {
-			o.err, o.failed = err, true
+			o.err, o.failed = fmt.Errorf("append: %w", err), true
 			continue
 		}
-		args = append(args, wordsText(o.m.Body))
+		words := wordsText(o.m.Body)
+		if perRow {
+			// Only a batch run a row at a time inserts each message with its own
+			// arguments; the shared INSERT takes the fields themselves (messageArrays).
+			args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+			if err != nil {
+				o.err, o.failed = err, true
+				continue
+			}
+			o.args = append(args, words)
+		}
 		next++
-		o.seq, o.args = next, args
+		o.seq, o.notes, o.words = next, notes, words
 		stored = append(stored, o)
 		lapses = lapses || o.a.Lapses != nil
 	}
@@ -468,8 +480,8 @@ const qInsertMessagesSeq = `WITH ins AS (` + qInsertMessages + `),
 	raise AS (UPDATE rooms SET last_seq = $15 WHERE name = $1)
 	SELECT pg_notify($16, $17)`
 
-// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from the
-// arguments of qInsertMessage that attempt made for each (o.args).
+// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from each
+// one's message, seq, notes and words as attempt decided them.
 func messageArrays(room string, ops []*groupOp) []any {
 	n := len(ops)
 	seqs, res := make([]int64, n), make([]int64, n)
@@ -485,11 +497,11 @@ func messageArrays(room string, ops []*groupOp) []any {
 		if len(m.Hash) > 0 {
 			hashes[i] = m.Hash
 		}
-		notes[i] = o.args[11].(string)
+		notes[i] = o.notes
 		if m.IdempotencyKey != "" {
 			keys[i] = &m.IdempotencyKey
 		}
-		words[i] = o.args[13].(*string)
+		words[i] = o.words
 	}
 	return []any{room, seqs, seats, times, formats, topics, intents, res, bodies, tokens, hashes, notes, keys, words}
 }
