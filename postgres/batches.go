@@ -1,24 +1,37 @@
 package postgres
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // roomBatches queues work per room and drains each room's queue on a goroutine of its own,
 // batch after batch: a batch is what is waiting when the last one ends (at most max), so a lone
-// op runs at once and a busy room's ops share one round trip. The group commit (group.go) and
-// the rate takes (rates.go) each keep one.
+// op runs at once and a busy room's ops share one round trip. The group commit (group.go), the
+// rate takes (rates.go) and the lookups (lookups.go) each keep one.
+//
+// A drained queue's goroutine waits a moment (drainIdle) for more before it ends. A busy room
+// goes idle between batches all the time, and a goroutine started for each batch began on a
+// small stack and grew it, copying it, in pgx's deep calls: a few percent of the server's CPU.
 type roomBatches[T any] struct {
 	mu     sync.Mutex
 	queues map[string]*roomQueue[T]
 }
 
-// roomQueue holds the ops waiting for one room; running tells whether a goroutine drains them.
+// roomQueue holds the ops waiting for one room. running tells whether a goroutine drains them;
+// idle, that it waits on wake for more.
 type roomQueue[T any] struct {
 	pending []T
 	running bool
+	idle    bool
+	wake    chan struct{} // one slot: add's signal to an idle goroutine
 }
 
+// drainIdle is how long a room's goroutine waits for more ops once its queue is empty.
+const drainIdle = 250 * time.Millisecond
+
 // add queues op for room and, when no goroutine drains the room's queue, starts one that hands
-// run every batch until the queue is empty.
+// run every batch until the queue stays empty for drainIdle; an idle one is woken.
 func (b *roomBatches[T]) add(room string, op T, max int, run func(room string, batch []T)) {
 	b.mu.Lock()
 	if b.queues == nil {
@@ -26,26 +39,53 @@ func (b *roomBatches[T]) add(room string, op T, max int, run func(room string, b
 	}
 	q := b.queues[room]
 	if q == nil {
-		q = &roomQueue[T]{}
+		q = &roomQueue[T]{wake: make(chan struct{}, 1)}
 		b.queues[room] = q
 	}
 	q.pending = append(q.pending, op)
-	if !q.running {
+	switch {
+	case !q.running:
 		q.running = true
 		go b.drain(room, q, max, run)
+	case q.idle:
+		q.idle = false
+		select {
+		case q.wake <- struct{}{}:
+		default: // a signal is already waiting
+		}
 	}
 	b.mu.Unlock()
 }
 
 func (b *roomBatches[T]) drain(room string, q *roomQueue[T], max int, run func(room string, batch []T)) {
+	var timer *time.Timer
 	for {
 		b.mu.Lock()
 		n := min(len(q.pending), max)
 		if n == 0 {
-			q.running = false
-			delete(b.queues, room)
+			q.idle = true
 			b.mu.Unlock()
-			return
+			if timer == nil {
+				timer = time.NewTimer(drainIdle)
+			} else {
+				timer.Reset(drainIdle)
+			}
+			select {
+			case <-q.wake:
+				timer.Stop()
+				continue
+			case <-timer.C:
+			}
+			b.mu.Lock()
+			if len(q.pending) == 0 {
+				// Still idle: add starts a new goroutine for the room's next op.
+				q.running, q.idle = false, false
+				delete(b.queues, room)
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
+			continue
 		}
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]

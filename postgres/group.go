@@ -29,7 +29,7 @@ import (
 //
 //  1. BEGIN, lock the room's row (SELECT … FOR NO KEY UPDATE, which inserting seats, runs and
 //     stats of the room does not wait for) in a statement that also reads the seats the
-//     appends post as (Append.Poster) (qLock), every append's idempotency check, and the dedup checks of them all in one statement,
+//     appends post as (Append.Poster) (qLock), every append's idempotency check, and the dedup checks of them all in one call (qChecks),
 //     pipelined. The checks run after the lock, so they see every append to the room that
 //     any process committed before it.
 //  2. Here, in order: an append whose seat is revoked, gone or holds another token now is
@@ -69,9 +69,11 @@ type groupOp struct {
 	// Set by each attempt of the batch.
 	orig   *parley.Message // the stored message with this key, if any
 	dup    dupCheck
-	seq    int64 // 0 unless the attempt stores the append
-	args   []any // of its INSERT, when it does
-	failed bool  // refused (err set)
+	seq    int64   // 0 unless the attempt stores the append
+	notes  string  // its notes as JSON, when it stores the append
+	words  *string // its body as text for its words (wordsText), when it stores the append
+	args   []any   // of its own INSERT (qInsertMessage), when it stores the append a row at a time
+	failed bool    // refused (err set)
 }
 
 // group runs one append in its room's next batch and waits for it. Once queued an append
@@ -175,7 +177,7 @@ var errPerRow = errors.New("an append of the batch was refused")
 // back), or an error that fails the whole batch.
 func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool) (last int64, bad *groupOp, err error) {
 	for _, o := range ops {
-		o.orig, o.dup, o.seq, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, nil, false, parley.Appended{}, nil
+		o.orig, o.dup, o.seq, o.notes, o.words, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, "", nil, nil, false, parley.Appended{}, nil
 	}
 
 	// Round trip 1: the lock and the checks.
@@ -281,14 +283,24 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		if o.failed || o.out.Replay {
 			continue
 		}
-		args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+		notes, err := sqlstore.MarshalNotes(o.m.Notes)
 		if err != nil {
-			o.err, o.failed = err, true
+			o.err, o.failed = fmt.Errorf("append: %w", err), true
 			continue
 		}
-		args = append(args, wordsText(o.m.Body))
+		words := wordsText(o.m.Body)
+		if perRow {
+			// Only a batch run a row at a time inserts each message with its own
+			// arguments; the shared INSERT takes the fields themselves (messageArrays).
+			args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+			if err != nil {
+				o.err, o.failed = err, true
+				continue
+			}
+			o.args = append(args, words)
+		}
 		next++
-		o.seq, o.args = next, args
+		o.seq, o.notes, o.words = next, notes, words
 		stored = append(stored, o)
 		lapses = lapses || o.a.Lapses != nil
 	}
@@ -396,10 +408,11 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 // it waits for the lock: a revocation or rotation committed before the batch began is seen.
 //
 // The transaction keeps PostgreSQL's own choice between custom and generic plans. Forcing
-// generic plans here saved planning the dedup checks on every batch (about 9% of PostgreSQL's
-// CPU), but a generic plan made while the room held a few hundred messages read the
-// (room, topic, seq) index and filtered the hash over the whole room, under the room's lock,
-// until the plan was dropped (TestDuplicateQueryPlanSmallTable).
+// generic plans for the whole transaction once saved planning the dedup checks on every batch,
+// but a generic plan made while the room held a few hundred messages read the (room, topic, seq)
+// index and filtered the hash over the whole room, under the room's lock, until the plan was
+// dropped (TestDuplicateQueryPlanSmallTable). The checks now run in parley_dedup_checks
+// (migration 0010), whose settings make the one plan it keeps safe.
 const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
 	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
 		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
@@ -467,8 +480,8 @@ const qInsertMessagesSeq = `WITH ins AS (` + qInsertMessages + `),
 	raise AS (UPDATE rooms SET last_seq = $15 WHERE name = $1)
 	SELECT pg_notify($16, $17)`
 
-// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from the
-// arguments of qInsertMessage that attempt made for each (o.args).
+// messageArrays are qInsertMessages' arguments for the stored appends of a batch, from each
+// one's message, seq, notes and words as attempt decided them.
 func messageArrays(room string, ops []*groupOp) []any {
 	n := len(ops)
 	seqs, res := make([]int64, n), make([]int64, n)
@@ -484,11 +497,11 @@ func messageArrays(room string, ops []*groupOp) []any {
 		if len(m.Hash) > 0 {
 			hashes[i] = m.Hash
 		}
-		notes[i] = o.args[11].(string)
+		notes[i] = o.notes
 		if m.IdempotencyKey != "" {
 			keys[i] = &m.IdempotencyKey
 		}
-		words[i] = o.args[13].(*string)
+		words[i] = o.words
 	}
 	return []any{room, seqs, seats, times, formats, topics, intents, res, bodies, tokens, hashes, notes, keys, words}
 }
@@ -603,21 +616,11 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq FROM messages
 	WHERE $5 > 0 AND room = $1 AND seat = $2 AND hash >= $3 AND hash <= $3
 	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true`
 
-// qChecks is qCheck for several appends in one statement: one row for each element of the
-// arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), in their order. Each lookup is
-// qCheck's, with the append's values in place of the parameters, and reads the same indexes
-// (TestDuplicateQueryPlan).
-const qChecks = `SELECT
-	coalesce((SELECT seq FROM messages
-		WHERE u.since IS NOT NULL AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash AND time > u.since
-		ORDER BY hash DESC, seq DESC LIMIT 1), 0),
-	coalesce(h.seq, 0),
-	(SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = $1 AND seat = u.seat AND seq > h.seq LIMIT u.n) after)
-FROM unnest($2::text[], $3::bytea[], $4::timestamptz[], $5::bigint[]) WITH ORDINALITY AS u(seat, hash, since, n, i)
-LEFT JOIN LATERAL (SELECT seq FROM messages
-	WHERE u.n > 0 AND room = $1 AND seat = u.seat AND hash >= u.hash AND hash <= u.hash
-	ORDER BY hash DESC, seq DESC LIMIT 1) h ON true
-ORDER BY u.i`
+// qChecks is qCheck for several appends in one call (migration 0010): one row for each element
+// of the arrays ($2 seats, $3 hashes, $4 since or NULL, $5 last N), each with its 1-based place
+// among them. The function plans its lookups once per connection, each on the index qCheck
+// reads (TestDuplicateQueryPlan, TestDuplicateQueryPlanSmallTable).
+const qChecks = `SELECT nth, window_seq, latest_seq, after_latest FROM parley_dedup_checks($1, $2, $3, $4, $5)`
 
 func checksArgs(room string, ops []*groupOp) []any {
 	seats := make([]string, len(ops))
@@ -631,22 +634,26 @@ func checksArgs(room string, ops []*groupOp) []any {
 	return []any{room, seats, hashes, since, ns}
 }
 
-// readChecks reads qChecks' rows into the ops' dup.
+// readChecks reads qChecks' rows into the ops' dup: each row names its op by its place.
 func readChecks(br pgx.BatchResults, ops []*groupOp) error {
 	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	seen := make([]bool, len(ops))
 	n := 0
 	for rows.Next() {
-		if n == len(ops) {
-			return fmt.Errorf("more rows than the %d checks", len(ops))
-		}
-		d := &ops[n].dup
-		if err := rows.Scan(&d.window, &d.latest, &d.after); err != nil {
+		var nth int64
+		var d dupCheck
+		if err := rows.Scan(&nth, &d.window, &d.latest, &d.after); err != nil {
 			return err
 		}
+		if nth < 1 || nth > int64(len(ops)) || seen[nth-1] {
+			return fmt.Errorf("a row for check %d of %d, unexpected", nth, len(ops))
+		}
+		seen[nth-1] = true
+		ops[nth-1].dup = d
 		n++
 	}
 	if err := rows.Err(); err != nil {

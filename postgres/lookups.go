@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/sqlstore"
 )
@@ -14,16 +16,18 @@ import (
 // post that cites a run looks it up (Run) to freeze the verdict in its notes. Each is a tiny
 // read, but on PostgreSQL a statement costs its round trip and its start far more than its
 // index probe, and with many requests in flight those costs are most of what the database
-// spends. So the lookups waiting in this process at the same moment go in one statement
-// (token hashes for every room at once; run ids per room), as the rate takes (rates.go) and
-// the appends (group.go) do: a batch takes the lookups already waiting and never waits for
-// more, so a lone lookup runs at once.
+// spends. So the lookups waiting in this process at the same moment form one batch, as the
+// rate takes (rates.go) and the appends (group.go) do: one statement for the token hashes of
+// every room, one for each room's run ids, all sent in one round trip. A batch takes the
+// lookups already waiting and never waits for more, so a lone lookup runs at once. Token and
+// run lookups share the batch because a post makes both, one after the other: with separate
+// batches, each made its own round trip.
 //
-// Nothing is cached: the batch's statement starts after every lookup in it was asked for, so
-// its snapshot holds whatever any process committed before that (a revocation, a rotation, a
-// run), exactly as a statement of the lookup's own would (TestLookupBatchSeesCommits).
+// Nothing is cached: each statement starts after every lookup in it was asked for, so its
+// snapshot holds whatever any process committed before that (a revocation, a rotation, a
+// run), exactly as a statement of the lookup's own would (TestLookupsConcurrent).
 
-// maxLookupBatch bounds one statement's keys.
+// maxLookupBatch bounds one batch's lookups, and so one statement's keys.
 const maxLookupBatch = 64
 
 // inList is "$from, …" for n parameters. A batch's keys go in a list of n parameters, n the
@@ -75,23 +79,25 @@ func lookupQueries(q func(n int) string) map[int]string {
 	return m
 }
 
-// lookupOp is one lookup waiting for its batch: key is a token hash or a run id.
+// lookupOp is one lookup waiting for its batch: key is a token hash, or a run id of room.
 type lookupOp struct {
-	ctx  context.Context
-	key  string
-	seat *parley.Seat // SeatByToken's answer
-	run  *parley.Run  // Run's answer
-	err  error
-	done chan struct{}
+	ctx   context.Context
+	run   bool   // a run lookup (Run), else a token lookup (SeatByToken)
+	room  string // the run's room
+	key   string
+	seat  *parley.Seat // SeatByToken's answer
+	found *parley.Run  // Run's answer
+	err   error
+	done  chan struct{}
 }
 
-// lookup queues key on q under batch key room, and waits for its answer.
-func (s *Store) lookup(ctx context.Context, q *roomBatches[*lookupOp], room, key string, run func(string, []*lookupOp)) (*lookupOp, error) {
+// lookup queues o on the store's lookups and waits for its answer.
+func (s *Store) lookup(ctx context.Context, o *lookupOp) (*lookupOp, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o := &lookupOp{ctx: ctx, key: key, done: make(chan struct{})}
-	q.add(room, o, maxLookupBatch, run)
+	o.ctx, o.done = ctx, make(chan struct{})
+	s.lookups.add("", o, maxLookupBatch, s.runLookups)
 	select {
 	case <-o.done:
 		return o, o.err
@@ -101,29 +107,12 @@ func (s *Store) lookup(ctx context.Context, q *roomBatches[*lookupOp], room, key
 	}
 }
 
-// live are the ops of batch whose callers still wait; each key once in keys.
-func live(batch []*lookupOp) (ops []*lookupOp, keys []string) {
-	seen := make(map[string]bool, len(batch))
-	for _, o := range batch {
-		if o.ctx.Err() != nil {
-			o.err = o.ctx.Err()
-			continue
-		}
-		ops = append(ops, o)
-		if !seen[o.key] {
-			seen[o.key] = true
-			keys = append(keys, o.key)
-		}
-	}
-	return ops, keys
-}
-
 // SeatByToken returns the seat whose token hashes to hash, revoked or not. ENOTFOUND.
 func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, error) {
 	if len(hash) == 0 {
 		return nil, sqlstore.NoSuchToken()
 	}
-	o, err := s.lookup(ctx, &s.tokens, "", string(hash), s.runTokens)
+	o, err := s.lookup(ctx, &lookupOp{key: string(hash)})
 	if err != nil {
 		return nil, err
 	}
@@ -140,70 +129,151 @@ func (s *Store) SeatByToken(ctx context.Context, hash []byte) (*parley.Seat, err
 	return &st, nil
 }
 
-// runTokens answers a batch of token lookups with one statement.
-func (s *Store) runTokens(_ string, batch []*lookupOp) {
-	answer(s, batch, nil, func(k string) any { return []byte(k) }, tokenQueries, "seat by token",
-		func(row sqlstore.Row) (string, *parley.Seat, error) {
-			st, err := sqlstore.ScanSeat(row)
-			if err != nil {
-				return "", nil, err
-			}
-			return string(st.TokenHash), st, nil
-		},
-		func(o *lookupOp, st *parley.Seat) { o.seat = st })
-}
-
 // Run returns one run. ENOTFOUND.
 func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
-	o, err := s.lookup(ctx, &s.runs, room, id, s.runRuns)
+	o, err := s.lookup(ctx, &lookupOp{run: true, room: room, key: id})
 	if err != nil {
 		return nil, err
 	}
-	if o.run == nil {
+	if o.found == nil {
 		return nil, sqlstore.RunNotFound(room, id)
 	}
-	r := *o.run
+	r := *o.found
 	return &r, nil
 }
 
-// runRuns answers a batch of one room's run lookups with one statement.
-func (s *Store) runRuns(room string, batch []*lookupOp) {
-	answer(s, batch, []any{room}, func(k string) any { return k }, runQueries, "run",
-		func(row sqlstore.Row) (string, *parley.Run, error) {
-			r, err := sqlstore.ScanRun(row)
-			if err != nil {
-				return "", nil, err
-			}
-			return r.ID, r, nil
-		},
-		func(o *lookupOp, r *parley.Run) { o.run = r })
+// runTokens answers a batch of token lookups (runLookups, for ops made without a kind).
+func (s *Store) runTokens(_ string, batch []*lookupOp) {
+	for _, o := range batch {
+		o.run, o.room = false, ""
+	}
+	s.runLookups("", batch)
 }
 
-// answer runs one batch of lookups as one statement: the live ops' keys, each once, converted
-// by conv and padded after pre, in queries' statement for that many keys; each op gets the
-// row scan found for its key (set; nil when none did), or the statement's error, named what.
-func answer[T any](s *Store, batch []*lookupOp, pre []any, conv func(string) any, queries map[int]string, what string,
-	scan func(sqlstore.Row) (string, T, error), set func(*lookupOp, T)) {
+// runRuns answers a batch of one room's run lookups (runLookups, for ops made without a kind).
+func (s *Store) runRuns(room string, batch []*lookupOp) {
+	for _, o := range batch {
+		o.run, o.room = true, room
+	}
+	s.runLookups("", batch)
+}
+
+// lookupGroup is the live lookups of a batch that one statement answers: the token lookups,
+// or one room's run lookups; each key once in keys.
+type lookupGroup struct {
+	run  bool
+	room string
+	ops  []*lookupOp
+	keys []string
+	seen map[string]bool
+}
+
+// args are the group's statement and its arguments: its keys padded (inList), after the room
+// for runs.
+func (g *lookupGroup) args() (string, []any) {
+	if g.run {
+		args := padded([]any{g.room}, g.keys, func(k string) any { return k })
+		return runQueries[len(args)-1], args
+	}
+	args := padded(nil, g.keys, func(k string) any { return []byte(k) })
+	return tokenQueries[len(args)], args
+}
+
+// read answers the group's ops from its statement's rows, or with err.
+func (g *lookupGroup) read(rows pgx.Rows, err error) error {
+	seats := map[string]*parley.Seat{}
+	runs := map[string]*parley.Run{}
+	if err == nil {
+		for rows.Next() {
+			if g.run {
+				r, serr := sqlstore.ScanRun(rows)
+				if serr != nil {
+					err = serr
+					break
+				}
+				runs[r.ID] = r
+				continue
+			}
+			st, serr := sqlstore.ScanSeat(rows)
+			if serr != nil {
+				err = serr
+				break
+			}
+			seats[string(st.TokenHash)] = st
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	what := "seat by token"
+	if g.run {
+		what = "run"
+	}
+	for _, o := range g.ops {
+		o.seat, o.found = seats[o.key], runs[o.key]
+		if err != nil {
+			o.seat, o.found, o.err = nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return err
+}
+
+// runLookups answers a batch of lookups, of tokens and of any room's runs: each group (the
+// tokens; each room's runs) in one statement, and every statement in one round trip. The
+// statements only read, each from a snapshot taken as it starts. When one fails, the ones after
+// it in the round trip do not run, and each of those runs again alone, so that only the lookups
+// of the statement PostgreSQL refused (a run id it cannot take as text) get its error.
+func (s *Store) runLookups(_ string, batch []*lookupOp) {
 	defer closeAll(batch)
-	ops, keys := live(batch)
-	if len(ops) == 0 {
+	var groups []*lookupGroup
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			continue
+		}
+		i := slices.IndexFunc(groups, func(g *lookupGroup) bool { return g.run == o.run && g.room == o.room })
+		if i < 0 {
+			i = len(groups)
+			groups = append(groups, &lookupGroup{run: o.run, room: o.room, seen: map[string]bool{}})
+		}
+		g := groups[i]
+		g.ops = append(g.ops, o)
+		if !g.seen[o.key] {
+			g.seen[o.key] = true
+			g.keys = append(g.keys, o.key)
+		}
+	}
+	ctx := context.Background()
+	alone := func(g *lookupGroup) {
+		q, args := g.args()
+		rows, err := s.pool.Query(ctx, q, args...)
+		g.read(rows, err)
+	}
+	if len(groups) == 1 {
+		alone(groups[0])
 		return
 	}
-	args := padded(pre, keys, conv)
-	found := make(map[string]T, len(keys))
-	err := pgDB{s.pool}.Query(context.Background(), queries[len(args)-len(pre)], args, func(row sqlstore.Row) error {
-		k, v, err := scan(row)
-		if err == nil {
-			found[k] = v
-		}
-		return err
-	})
-	for _, o := range ops {
-		set(o, found[o.key])
-		if err != nil {
-			o.err = fmt.Errorf("%s: %w", what, err)
+	if len(groups) == 0 {
+		return
+	}
+	b := &pgx.Batch{}
+	for _, g := range groups {
+		q, args := g.args()
+		b.Queue(q, args...)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	for i, g := range groups {
+		rows, err := br.Query()
+		if g.read(rows, err) != nil {
+			br.Close()
+			for _, h := range groups[i+1:] {
+				alone(h)
+			}
+			return
 		}
 	}
+	br.Close()
 }
 
 func closeAll(batch []*lookupOp) {

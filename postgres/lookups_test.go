@@ -109,8 +109,56 @@ func TestLookupBatch(t *testing.T) {
 			t.Errorf("run %s: %v", ids[i], o.err)
 			continue
 		}
-		if (o.run == nil) != (werr != nil) || (o.run != nil && !reflect.DeepEqual(o.run, want)) {
-			t.Errorf("run %s: %+v, want %+v, %v", ids[i], o.run, want, werr)
+		if (o.found == nil) != (werr != nil) || (o.found != nil && !reflect.DeepEqual(o.found, want)) {
+			t.Errorf("run %s: %+v, want %+v, %v", ids[i], o.found, want, werr)
+		}
+	}
+}
+
+// TestLookupBatchMixed runs one batch of token lookups and run lookups of three rooms, one of
+// which PostgreSQL refuses (a room name with a NUL byte, which text cannot hold): the refused
+// statement's lookups get its error, and every other lookup, before it or after it in the round
+// trip, gets the reference's answer.
+func TestLookupBatchMixed(t *testing.T) {
+	s := lookupFixture(t)
+	ctx := t.Context()
+	type ask struct {
+		run       bool
+		room, key string
+	}
+	asks := []ask{{false, "", "a"}, {true, "r", "ok"}, {true, "bad\x00room", "ok"}, {false, "", "nobody"},
+		{true, "q", "other"}, {true, "r", "bad"}, {true, "q", "ok"}, {false, "", "c"}}
+	ops := make([]*lookupOp, len(asks))
+	for i, a := range asks {
+		key := a.key
+		if !a.run {
+			key = string(tokenHash(a.key))
+		}
+		ops[i] = &lookupOp{ctx: ctx, run: a.run, room: a.room, key: key, done: make(chan struct{})}
+	}
+	s.runLookups("", ops)
+	for i, o := range ops {
+		a := asks[i]
+		select {
+		case <-o.done:
+		default:
+			t.Fatalf("lookup %d (%+v) not answered", i, a)
+		}
+		switch {
+		case a.room == "bad\x00room":
+			if o.err == nil {
+				t.Errorf("run in a room PostgreSQL cannot name: %+v, want its error", o.found)
+			}
+		case a.run:
+			want, werr := s.Tables.Run(ctx, a.room, a.key)
+			if o.err != nil || (o.found == nil) != (werr != nil) || (o.found != nil && !reflect.DeepEqual(o.found, want)) {
+				t.Errorf("run %s/%s: %+v, %v; want %+v, %v", a.room, a.key, o.found, o.err, want, werr)
+			}
+		default:
+			want, werr := s.Tables.SeatByToken(ctx, tokenHash(a.key))
+			if o.err != nil || (o.seat == nil) != (werr != nil) || (o.seat != nil && !reflect.DeepEqual(o.seat, want)) {
+				t.Errorf("token %s: %+v, %v; want %+v, %v", a.key, o.seat, o.err, want, werr)
+			}
 		}
 	}
 }

@@ -68,18 +68,17 @@ const migrationLock = 0x7061726c6579
 type Store struct {
 	sqlstore.Tables // reads and writes on pool
 
-	pool   *pgxpool.Pool
-	listen *pgx.ConnConfig // for the dedicated LISTEN connection
-	watch  *fanout.Hub
-	seats  *fanout.Seats // revocations and rotations, for WatchSeats
-	log    *slog.Logger
-	ping   time.Duration // listenPing when opened
-	stop   context.CancelFunc
-	done   chan struct{}          // closed when the listener has returned
-	groups roomBatches[*groupOp]  // appends waiting for their room's batch (group.go)
-	rates  roomBatches[*rateOp]   // rate takes waiting for their room's batch (rates.go)
-	tokens roomBatches[*lookupOp] // token lookups waiting for a batch, under "" (lookups.go)
-	runs   roomBatches[*lookupOp] // run lookups waiting for their room's batch (lookups.go)
+	pool    *pgxpool.Pool
+	listen  *pgx.ConnConfig // for the dedicated LISTEN connection
+	watch   *fanout.Hub
+	seats   *fanout.Seats // revocations and rotations, for WatchSeats
+	log     *slog.Logger
+	ping    time.Duration // listenPing when opened
+	stop    context.CancelFunc
+	done    chan struct{}          // closed when the listener has returned
+	groups  roomBatches[*groupOp]  // appends waiting for their room's batch (group.go)
+	rates   roomBatches[*rateOp]   // rate takes waiting for their room's batch (rates.go)
+	lookups roomBatches[*lookupOp] // token and run lookups waiting for a batch, under "" (lookups.go)
 }
 
 // Option configures Open.
