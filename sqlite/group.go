@@ -58,9 +58,10 @@ const (
 // the checkpointer copy the WAL: checkpoint.go).
 const idleAfter = 50 * time.Millisecond
 
-// commitWait is the default bound of the commit wait: above a commit's fixed cost, well below
-// a post's latency.
-const commitWait = 200 * time.Microsecond
+// commitWait is the default bound of the commit wait: none, until it is shown to pay on a
+// quiet machine (NOTES-s24-batch.md); 200µs, above a commit's fixed cost and well below a
+// post's latency, is the one to try.
+const commitWait = 0
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
@@ -135,7 +136,7 @@ func (s *Store) PostsComing(delta int) {
 }
 
 // WithCommitWait bounds how long the committer holds a batch for posts announced on their way
-// (PostsComing) before it begins the transaction: 200µs by default, 0 never holds a batch.
+// (PostsComing) before it begins the transaction: 0, the default, never holds a batch.
 func WithCommitWait(d time.Duration) Option {
 	return func(s *Store) { s.commitWait = max(d, 0) }
 }
