@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -40,7 +41,9 @@ import (
 // room service announces each post that passed authentication and is on its way to Append
 // (PostsComing), and withdraws it when the post is refused or calls Append; Append keeps it
 // announced until the committer takes it. While any are announced, the committer holds its
-// batch for them, up to the bound (WithCommitWait): they are microseconds away. Nothing is
+// batch for them, up to the bound (WithCommitWait): they are microseconds away. A batch of
+// fewer than yieldBelow writes with none announced first yields the processor once, so that
+// handlers ready to run can hand in their writes (holdFor). Nothing is
 // returned earlier or later than its commit, so durability is as before; only a batch's moment
 // of BEGIN moves, by at most the bound.
 
@@ -195,11 +198,33 @@ func (s *Store) committer() {
 	}
 }
 
+// yieldBelow: a batch smaller than this, with nothing announced, first lets the goroutines
+// ready to run have the processor once (runtime.Gosched), and takes what they submitted.
+// Under load the posts that follow a straggler are mostly not yet announced but ready to run
+// (a request read, its handler not yet scheduled); on an idle server Gosched returns at once.
+const yieldBelow = 4
+
 // holdFor adds to the batch the writes announced on their way (PostsComing) that arrive
 // within the commit wait: it returns as soon as none is announced, the batch is full, or the
-// bound has passed. With none announced it returns at once, timer untouched.
+// bound has passed. With none announced it returns at once (after one yield of the processor
+// when the batch is small), timer untouched.
 func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
-	if s.commitWait <= 0 || len(batch) >= maxBatch || s.coming.Load() <= 0 {
+	if s.commitWait <= 0 {
+		return batch
+	}
+	if len(batch) < yieldBelow && s.coming.Load() <= 0 {
+		runtime.Gosched()
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o := <-s.ops:
+				batch = s.take(batch, o)
+			default:
+				break drain
+			}
+		}
+	}
+	if len(batch) >= maxBatch || s.coming.Load() <= 0 {
 		return batch
 	}
 	hold.Reset(s.commitWait)
