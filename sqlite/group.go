@@ -61,10 +61,9 @@ const (
 // the checkpointer copy the WAL: checkpoint.go).
 const idleAfter = 50 * time.Millisecond
 
-// commitWait is the default bound of the commit wait: none, until it is shown to pay on a
-// quiet machine (NOTES-s24-batch.md); 200µs, above a commit's fixed cost and well below a
-// post's latency, is the one to try.
-const commitWait = 0
+// DefaultCommitWait is the bound of the commit wait unless WithCommitWait sets another: about
+// a commit's fixed cost, well below a post's latency (NOTES-s24-batch.md has the figures).
+const DefaultCommitWait = 200 * time.Microsecond
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
@@ -139,7 +138,8 @@ func (s *Store) PostsComing(delta int) {
 }
 
 // WithCommitWait bounds how long the committer holds a batch for posts announced on their way
-// (PostsComing) before it begins the transaction: 0, the default, never holds a batch.
+// (PostsComing) before it begins the transaction: DefaultCommitWait unless set; 0 never holds
+// a batch, nor yields before one (today's committer before the commit wait).
 func WithCommitWait(d time.Duration) Option {
 	return func(s *Store) { s.commitWait = max(d, 0) }
 }

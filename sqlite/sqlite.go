@@ -116,7 +116,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter, commitWait: commitWait,
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter, commitWait: DefaultCommitWait,
 		ckptLimit: ckptLimit, log: slog.Default()}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -50,7 +51,7 @@ The machine's other load counts: run it more than once and quote the median.`
 const benchServerExamples = `  parley bench server
   parley bench server --seats 20 --messages 10000 --json
   parley bench server --seats 20 --rooms 4
-  parley bench server --seats 20 --commit-wait 200us
+  parley bench server --seats 20 --commit-wait 0
   parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable --instances 2`
@@ -64,7 +65,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	instances := fs.Int("instances", 0, "start this many 'parley serve' processes on the --db PostgreSQL database and spread the seats over them (0: serve in this process)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
-	commitWait := fs.Duration("commit-wait", 0, "SQLite: how long the committer may hold a batch for posts already on their way to it (0: never; try 200us)")
+	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a batch for posts already on their way to it (0: never, as before the commit wait)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `FILE` (go tool pprof -sample_index=alloc_objects)")
@@ -103,7 +104,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if *commitWait > 0 && kind != "sqlite" {
+	waitSet := false
+	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "commit-wait" })
+	if waitSet && kind != "sqlite" {
 		return usageErrorf("--commit-wait is for SQLite's committer: PostgreSQL commits each post itself")
 	}
 	if *instances > 0 && kind != "postgres" {
