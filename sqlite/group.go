@@ -43,9 +43,9 @@ import (
 // announced until the committer takes it. While any are announced, the committer holds its
 // batch for them, up to the bound (WithCommitWait): they are microseconds away. A batch of
 // fewer than yieldBelow writes with none announced first yields the processor once, so that
-// handlers ready to run can hand in their writes (holdFor). Nothing is
-// returned earlier or later than its commit, so durability is as before; only a batch's moment
-// of BEGIN moves, by at most the bound.
+// handlers ready to run can hand in their writes (holdFor). Nothing is returned earlier or
+// later than its commit, so durability is as before; only a batch's moment of BEGIN moves, by
+// at most the bound plus one turn of the scheduler.
 
 // A batch's transaction, begun and ended through statements the committer prepared once
 // (rawtx.go), as its other statements: the driver's own BeginTx and Commit compile their
