@@ -46,6 +46,17 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	if err != nil {
 		return nil, err
 	}
+	// On its way to the append: a store that shares commits may hold one for it (postsComing).
+	// Withdrawn just before the append, or when the post is refused; the defer makes sure.
+	coming := s.coming
+	if coming != nil {
+		coming.PostsComing(1)
+		defer func() {
+			if coming != nil {
+				coming.PostsComing(-1)
+			}
+		}()
+	}
 	r, seats, roster, err := s.postRoom(ctx, room)
 	if err != nil {
 		return nil, err
@@ -144,6 +155,10 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		// Only a seat the asking message addressed can answer its asks; anyone may refer to
 		// it with re without closing them.
 		a.Answers = []int64{d.re}
+	}
+	if coming != nil {
+		coming.PostsComing(-1) // the append announces itself
+		coming = nil
 	}
 	m, err := s.appendTimed(ctx, a)
 	if orig := seqField(err); orig > 0 && parley.ErrorCode(err) == parley.ECONFLICT {

@@ -89,6 +89,14 @@ type Service struct {
 	wake     chan struct{} // nudges the scheduler after a post opens an ask with a time
 	holds    holds         // long-lived requests by seat, ended with their token (hold.go)
 	obs      Observer      // never nil
+	coming   postsComing   // the store, if it hears of posts on their way to Append; else nil
+}
+
+// postsComing is a store that shares commits among appends (sqlite's committer) and can hold
+// one for posts it is told are on their way (sqlite.Store.PostsComing): delta 1 announces a
+// post that passed authentication, -1 withdraws it when it is refused or about to append.
+type postsComing interface {
+	PostsComing(delta int)
 }
 
 var _ parley.RoomService = (*Service)(nil)
@@ -133,6 +141,7 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 		copy(s.admin[:], cfg.AdminHash)
 		s.hasAdmin = true
 	}
+	s.coming, _ = store.(postsComing)
 	s.ev = &evidence.Resolver{GitRepo: cfg.GitRepo, Runs: store, Logger: s.log}
 	s.limits.init(store)
 	s.reads.m = map[readKey]readMark{}

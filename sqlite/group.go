@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -29,8 +30,22 @@ import (
 // every write comes out as it would alone, seqs stay gapless, and a batch of n runs at most
 // n times.
 //
-// A batch takes the writes whose callers are already waiting; it never waits for more, so a
-// lone write is committed at once.
+// A batch takes the writes whose callers are already waiting. It waits for more only when it
+// has been told that more are on their way (the commit wait, below); a lone write with nothing
+// on its way is committed at once.
+//
+// The commit wait. A commit costs a fixed few hundred microseconds of CPU and an fsync however
+// many writes it carries, so a post that arrives just after a commit began, and gets the next
+// one to itself, costs every post behind it that much. PostgreSQL's commit_delay answers this
+// with a guess (wait when enough other transactions are open); here the committer is told. The
+// room service announces each post that passed authentication and is on its way to Append
+// (PostsComing), and withdraws it when the post is refused or calls Append; Append keeps it
+// announced until the committer takes it. While any are announced, the committer holds its
+// batch for them, up to the bound (WithCommitWait): they are microseconds away. A batch of
+// fewer than yieldBelow writes with none announced first yields the processor once, so that
+// handlers ready to run can hand in their writes (holdFor). Nothing is returned earlier or
+// later than its commit, so durability is as before; only a batch's moment of BEGIN moves, by
+// at most the bound plus one turn of the scheduler.
 
 // A batch's transaction, begun and ended through statements the committer prepared once
 // (rawtx.go), as its other statements: the driver's own BeginTx and Commit compile their
@@ -46,6 +61,10 @@ const (
 // the checkpointer copy the WAL: checkpoint.go).
 const idleAfter = 50 * time.Millisecond
 
+// DefaultCommitWait is the bound of the commit wait unless WithCommitWait sets another: about
+// a commit's fixed cost, well below a post's latency (NOTES-s24-batch.md has the figures).
+const DefaultCommitWait = 200 * time.Microsecond
+
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
 const maxBatch = 256
 
@@ -54,10 +73,11 @@ var errClosed = errors.New("sqlite: store closed")
 
 // txOp is one write for the committer.
 type txOp struct {
-	ctx  context.Context
-	run  func(ctx context.Context, t txStmts) error
-	err  error
-	done chan struct{}
+	ctx    context.Context
+	coming bool // announced in Store.coming (PostsComing): the committer withdraws it
+	run    func(ctx context.Context, t txStmts) error
+	err    error
+	done   chan struct{}
 }
 
 // startCommitter starts the committer; Close stops it.
@@ -82,29 +102,67 @@ func (s *Store) stopCommitter() {
 // before fn runs; once fn runs it is not cancelled, since interrupting a statement would
 // roll back the whole shared transaction.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, t txStmts) error) error {
-	o := &txOp{ctx: ctx, run: fn, done: make(chan struct{})}
+	return s.inTxComing(ctx, false, fn)
+}
+
+// inTxComing is inTx for a write that may be announced in s.coming (coming): the committer,
+// taking it, withdraws it; a write never taken withdraws itself.
+func (s *Store) inTxComing(ctx context.Context, coming bool, fn func(ctx context.Context, t txStmts) error) error {
+	o := &txOp{ctx: ctx, coming: coming, run: fn, done: make(chan struct{})}
 	// ops is unbuffered: a write is either taken by the committer, which then always
 	// answers it, or never enqueued at all.
 	select {
 	case s.ops <- o:
 	case <-ctx.Done():
+		if coming {
+			s.coming.Add(-1)
+		}
 		return ctx.Err()
 	case <-s.quit:
+		if coming {
+			s.coming.Add(-1)
+		}
 		return errClosed
 	}
 	<-o.done
 	return o.err
 }
 
+// PostsComing announces (delta 1) a post on its way to Append, or withdraws (delta -1) one
+// that will not call it after all, or is about to call it: Append announces itself as it
+// starts. While posts are announced, the committer holds a batch for them, up to the bound of
+// WithCommitWait (see the top of group.go). Every announcement must be withdrawn; the room
+// service does it in a defer.
+func (s *Store) PostsComing(delta int) {
+	s.coming.Add(int64(delta))
+}
+
+// WithCommitWait bounds how long the committer holds a batch for posts announced on their way
+// (PostsComing) before it begins the transaction: DefaultCommitWait unless set; 0 never holds
+// a batch, nor yields before one (today's committer before the commit wait).
+func WithCommitWait(d time.Duration) Option {
+	return func(s *Store) { s.commitWait = max(d, 0) }
+}
+
+// take adds o to the batch, withdrawing its announcement.
+func (s *Store) take(batch []*txOp, o *txOp) []*txOp {
+	if o.coming {
+		s.coming.Add(-1)
+	}
+	return append(batch, o)
+}
+
 func (s *Store) committer() {
 	defer close(s.committerDone)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
+	hold := time.NewTimer(time.Hour)
+	hold.Stop()
 	for {
 		var batch []*txOp
 		select {
 		case o := <-s.ops:
-			batch = append(batch, o)
+			batch = s.take(batch, o)
 		default:
 			// Nothing waiting: the moment to checkpoint if the WAL is long (checkpoint.go),
 			// and, should nothing come for a while, to have the checkpointer copy the WAL.
@@ -116,7 +174,7 @@ func (s *Store) committer() {
 			}
 			select {
 			case o := <-s.ops:
-				batch = append(batch, o)
+				batch = s.take(batch, o)
 				idle.Stop()
 			case <-idled:
 				s.idleCheckpoint()
@@ -130,13 +188,56 @@ func (s *Store) committer() {
 		for len(batch) < maxBatch {
 			select {
 			case o := <-s.ops:
-				batch = append(batch, o)
+				batch = s.take(batch, o)
 			default:
 				break fill
 			}
 		}
+		batch = s.holdFor(batch, hold)
 		s.commitBatch(batch)
 	}
+}
+
+// yieldBelow: a batch smaller than this, with nothing announced, first lets the goroutines
+// ready to run have the processor once (runtime.Gosched), and takes what they submitted.
+// Under load the posts that follow a straggler are mostly not yet announced but ready to run
+// (a request read, its handler not yet scheduled); on an idle server Gosched returns at once.
+const yieldBelow = 4
+
+// holdFor adds to the batch the writes announced on their way (PostsComing) that arrive
+// within the commit wait: it returns as soon as none is announced, the batch is full, or the
+// bound has passed. With none announced it returns at once (after one yield of the processor
+// when the batch is small), timer untouched.
+func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
+	if s.commitWait <= 0 {
+		return batch
+	}
+	if len(batch) < yieldBelow && s.coming.Load() <= 0 {
+		runtime.Gosched()
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o := <-s.ops:
+				batch = s.take(batch, o)
+			default:
+				break drain
+			}
+		}
+	}
+	if len(batch) >= maxBatch || s.coming.Load() <= 0 {
+		return batch
+	}
+	hold.Reset(s.commitWait)
+	defer hold.Stop()
+	for len(batch) < maxBatch && s.coming.Load() > 0 {
+		select {
+		case o := <-s.ops:
+			batch = s.take(batch, o)
+		case <-hold.C:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (s *Store) commitBatch(batch []*txOp) {

@@ -62,6 +62,8 @@ type Store struct {
 	searchIdle  time.Duration // searchIdle, but for tests
 	searchChunk int           // searchChunk, but for tests
 	idleAfter   time.Duration // how long the committer waits for a write before its idle work
+	commitWait  time.Duration // how long the committer holds a batch for posts on their way (group.go)
+	coming      atomic.Int64  // posts announced on their way to the committer (PostsComing)
 	log         *slog.Logger
 	once        sync.Once // Close
 	err         error     // of Close
@@ -114,7 +116,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter,
+	s := &Store{path: path, write: write, watch: fanout.New(), seats: fanout.NewSeats(), searchIdle: searchIdle, searchChunk: searchChunk, idleAfter: idleAfter, commitWait: DefaultCommitWait,
 		ckptLimit: ckptLimit, log: slog.Default()}
 	s.dedup.seed = maphash.MakeSeed()
 	for _, o := range opts {

@@ -56,6 +56,15 @@ var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse,
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go).
 func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {
+	// Announced until the committer takes it (or it returns without reaching it): the room
+	// service withdraws its own announcement just before this call (PostsComing).
+	s.coming.Add(1)
+	taken := false
+	defer func() {
+		if !taken {
+			s.coming.Add(-1)
+		}
+	}()
 	m, err := sqlstore.Prepare(a)
 	if err != nil {
 		return parley.Appended{}, err
@@ -81,7 +90,8 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 		return parley.Appended{}, fmt.Errorf("append: %w", err)
 	}
 	var out parley.Appended
-	err = s.inTx(ctx, s.appendOp(a, m, notes, &out))
+	taken = true // inTxComing withdraws it from here on
+	err = s.inTxComing(ctx, true, s.appendOp(a, m, notes, &out))
 	if err != nil {
 		return parley.Appended{}, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/parleyhq/parley/loadbench"
+	"github.com/parleyhq/parley/sqlite"
 )
 
 const benchServerDescription = `
@@ -48,6 +51,7 @@ The machine's other load counts: run it more than once and quote the median.`
 const benchServerExamples = `  parley bench server
   parley bench server --seats 20 --messages 10000 --json
   parley bench server --seats 20 --rooms 4
+  parley bench server --seats 20 --commit-wait 0
   parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable --instances 2`
@@ -61,6 +65,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	instances := fs.Int("instances", 0, "start this many 'parley serve' processes on the --db PostgreSQL database and spread the seats over them (0: serve in this process)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
+	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a batch for posts already on their way to it (0: never, as before the commit wait)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `FILE` (go tool pprof -sample_index=alloc_objects)")
@@ -86,6 +91,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	if *instances > *seats {
 		return usageErrorf("--instances must be at most --seats (%d), not %d", *seats, *instances)
 	}
+	if *commitWait < 0 || *commitWait > 10*time.Millisecond {
+		return usageErrorf("--commit-wait must be 0..10ms, not %s", *commitWait)
+	}
 	if *stateMessages < 500 || *stateMessages > 1000000 {
 		return usageErrorf("--state-messages must be 500..1000000, not %d", *stateMessages)
 	}
@@ -95,6 +103,11 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		if kind, target, err = parseDB(*db); err != nil {
 			return err
 		}
+	}
+	waitSet := false
+	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "commit-wait" })
+	if waitSet && kind != "sqlite" {
+		return usageErrorf("--commit-wait is for SQLite's committer: PostgreSQL commits each post itself")
 	}
 	if *instances > 0 && kind != "postgres" {
 		return usageErrorf("--instances needs --db postgres://…: one SQLite file is served by one process, the one this bench runs")
@@ -115,7 +128,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer unlock()
 	}
-	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite")
+	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite", sqlite.WithCommitWait(*commitWait))
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}

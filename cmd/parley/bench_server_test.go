@@ -20,6 +20,13 @@ func TestBenchServer(t *testing.T) {
 	}
 	checkLoad(t, out, "sqlite", 4, 120)
 
+	// With the committer never holding a batch (as before the commit wait): the same posts, seqs gapless.
+	code, out, errOut = benchCLI(t, "bench", "server", "--seats", "8", "--messages", "400", "--state-messages", "2000", "--commit-wait", "0", "--json")
+	if code != 0 {
+		t.Fatalf("--commit-wait: exit %d\n%s\n%s", code, out, errOut)
+	}
+	checkLoad(t, out, "sqlite", 8, 400)
+
 	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20", "--state-messages", "500")
 	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") ||
 		!strings.Contains(out, "in a room of 500") {
@@ -97,7 +104,8 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 }
 
 func TestBenchServerUsage(t *testing.T) {
-	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}, {"--instances", "2"}, {"--instances", "-1"}} {
+	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}, {"--instances", "2"}, {"--instances", "-1"},
+		{"--commit-wait", "-1ms"}, {"--commit-wait", "1s"}, {"--db", "postgres://x@127.0.0.1/y", "--commit-wait", "1ms"}} {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}

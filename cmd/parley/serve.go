@@ -291,7 +291,7 @@ func parseDB(db string) (kind, target string, err error) {
 // openStoreLogged opens the store a --db value names; the PostgreSQL store logs its
 // listener's reconnects to log. sole says that the caller holds the SQLite file's lock
 // (lockDB), so the store may keep what it reads of seats (sqlite.Sole).
-func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool) (parley.Store, error) {
+func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool, more ...sqlite.Option) (parley.Store, error) {
 	if kind == "postgres" {
 		s, err := postgres.Open(ctx, target, postgres.WithLogger(log))
 		if err != nil {
@@ -299,7 +299,7 @@ func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger,
 		}
 		return s, nil
 	}
-	opts := []sqlite.Option{sqlite.WithLogger(log)}
+	opts := append([]sqlite.Option{sqlite.WithLogger(log)}, more...)
 	if sole {
 		opts = append(opts, sqlite.Sole())
 	}
