@@ -184,18 +184,22 @@ func (s *Store) committer() {
 				return
 			}
 		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case o := <-s.ops:
-				batch = s.take(batch, o)
-			default:
-				break fill
-			}
-		}
-		batch = s.holdFor(batch, hold)
+		batch = s.holdFor(s.takeWaiting(batch), hold)
 		s.commitBatch(batch)
 	}
+}
+
+// takeWaiting adds to the batch the writes already waiting, up to maxBatch; it never waits.
+func (s *Store) takeWaiting(batch []*txOp) []*txOp {
+	for len(batch) < maxBatch {
+		select {
+		case o := <-s.ops:
+			batch = s.take(batch, o)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // yieldBelow: a batch smaller than this, with nothing announced, first lets the goroutines
@@ -214,15 +218,7 @@ func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
 	}
 	if len(batch) < yieldBelow && s.coming.Load() <= 0 {
 		runtime.Gosched()
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case o := <-s.ops:
-				batch = s.take(batch, o)
-			default:
-				break drain
-			}
-		}
+		batch = s.takeWaiting(batch)
 	}
 	if len(batch) >= maxBatch || s.coming.Load() <= 0 {
 		return batch
