@@ -142,22 +142,6 @@ func (s *Store) Run(ctx context.Context, room, id string) (*parley.Run, error) {
 	return &r, nil
 }
 
-// runTokens answers a batch of token lookups (runLookups, for ops made without a kind).
-func (s *Store) runTokens(_ string, batch []*lookupOp) {
-	for _, o := range batch {
-		o.run, o.room = false, ""
-	}
-	s.runLookups("", batch)
-}
-
-// runRuns answers a batch of one room's run lookups (runLookups, for ops made without a kind).
-func (s *Store) runRuns(room string, batch []*lookupOp) {
-	for _, o := range batch {
-		o.run, o.room = true, room
-	}
-	s.runLookups("", batch)
-}
-
 // lookupGroup is the live lookups of a batch that one statement answers: the token lookups,
 // or one room's run lookups; each key once in keys.
 type lookupGroup struct {

@@ -77,7 +77,7 @@ func TestLookupBatch(t *testing.T) {
 		ops[i] = &lookupOp{ctx: ctx, key: string(tokenHash(k)), done: make(chan struct{})}
 	}
 	ops[4].ctx = gone
-	s.runTokens("", ops)
+	s.runLookups("", ops)
 	for i, o := range ops {
 		select {
 		case <-o.done:
@@ -100,9 +100,9 @@ func TestLookupBatch(t *testing.T) {
 	ids := []string{"ok", "missing", "other", "ok", "bad"}
 	rops := make([]*lookupOp, len(ids))
 	for i, id := range ids {
-		rops[i] = &lookupOp{ctx: ctx, key: id, done: make(chan struct{})}
+		rops[i] = &lookupOp{ctx: ctx, run: true, room: "r", key: id, done: make(chan struct{})}
 	}
-	s.runRuns("r", rops)
+	s.runLookups("", rops)
 	for i, o := range rops {
 		want, werr := s.Tables.Run(ctx, "r", ids[i])
 		if o.err != nil {
