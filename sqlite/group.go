@@ -111,21 +111,20 @@ func (s *Store) inTxComing(ctx context.Context, coming bool, fn func(ctx context
 	o := &txOp{ctx: ctx, coming: coming, run: fn, done: make(chan struct{})}
 	// ops is unbuffered: a write is either taken by the committer, which then always
 	// answers it, or never enqueued at all.
+	var err error
 	select {
 	case s.ops <- o:
+		<-o.done
+		return o.err
 	case <-ctx.Done():
-		if coming {
-			s.coming.Add(-1)
-		}
-		return ctx.Err()
+		err = ctx.Err()
 	case <-s.quit:
-		if coming {
-			s.coming.Add(-1)
-		}
-		return errClosed
+		err = errClosed
 	}
-	<-o.done
-	return o.err
+	if coming {
+		s.coming.Add(-1) // never taken
+	}
+	return err
 }
 
 // PostsComing announces (delta 1) a post on its way to Append, or withdraws (delta -1) one
