@@ -236,21 +236,7 @@ func checkDedupPlans(t *testing.T, s *Store, what string) {
 		{qSeatRecent, []any{"r", "a", 5}, "sqlite_autoindex_messages_1"},
 		{qByKey, []any{"r", "a", "k"}, "messages_idempotency"},
 	} {
-		rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+anonymous(tt.query), tt.args...)
-		if err != nil {
-			t.Fatalf("explain %s: %v", tt.query, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		got := strings.Join(plan, "; ")
+		got := queryPlan(t, s, anonymous(tt.query), tt.args...)
 		if strings.Contains(got, "SCAN messages") || !strings.Contains(got, "SEARCH messages USING") ||
 			!strings.Contains(got, "INDEX "+tt.index+" ") {
 			t.Errorf("%s: plan of\n%s\n%s\nwant searches of messages only, one through %s", what, tt.query, got, tt.index)

@@ -27,21 +27,7 @@ func TestTopicQueryPlan(t *testing.T) {
 		{sqlstore.QueryTopicMessagesLim, []any{"r", "t", 0, 64}, "messages_topic"},
 		{sqlstore.QueryTopicAsks, []any{"r", "t"}, "asks_topic"},
 	} {
-		rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
-		if err != nil {
-			t.Fatalf("explain: %v", err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		got := strings.Join(plan, "; ")
+		got := queryPlan(t, s, tt.query, tt.args...)
 		// The index gives the order too: no temporary B-tree to sort the topic.
 		if !strings.Contains(got, "SEARCH") || !strings.Contains(got, "INDEX "+tt.index+" ") || strings.Contains(got, "TEMP B-TREE") {
 			t.Errorf("plan of the read on %s:\n%s\nwant a search of index %s, in order", tt.index, got, tt.index)
@@ -89,4 +75,28 @@ func TestTopicIndexMigration(t *testing.T) {
 	if err != nil || len(asks) != 1 || asks[0].Seq != 2 {
 		t.Fatalf("TopicAsks(b) = %d asks, %v; want #2's", len(asks), err)
 	}
+}
+
+// queryPlan is SQLite's plan for query on the store's read pool: the details of EXPLAIN QUERY
+// PLAN's rows, joined by "; ".
+func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", query, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatalf("explain: %v", err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	return strings.Join(plan, "; ")
 }
