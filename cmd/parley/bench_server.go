@@ -107,7 +107,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	waitSet := false
 	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "commit-wait" })
 	if waitSet && kind != "sqlite" {
-		return usageErrorf("--commit-wait is for SQLite's committer: PostgreSQL commits each post itself")
+		return usageErrorf("--commit-wait is for SQLite's committer: the PostgreSQL store batches a room's posts without waiting for more")
 	}
 	if *instances > 0 && kind != "postgres" {
 		return usageErrorf("--instances needs --db postgres://…: one SQLite file is served by one process, the one this bench runs")
