@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,6 +69,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a batch for posts already on their way to it (0: never, as before the commit wait)")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	traceFile := fs.String("trace", "", "write an execution trace of the run to `FILE` (go tool trace FILE; go tool trace -pprof=sched FILE for the time goroutines waited to run)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `FILE` (go tool pprof -sample_index=alloc_objects)")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -144,6 +146,17 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 			return &exitError{code: 1, msg: err.Error()}
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+		defer trace.Stop()
 	}
 	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
 	if *instances > 0 {

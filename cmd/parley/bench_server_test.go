@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +111,24 @@ func TestBenchServerUsage(t *testing.T) {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
+	}
+}
+
+// TestBenchServerProfiles checks that --cpuprofile and --trace each write their file: a
+// profile (gzip) and an execution trace (its "go 1.N trace" header), both over the run.
+func TestBenchServerProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, tr := filepath.Join(dir, "cpu.out"), filepath.Join(dir, "trace.out")
+	code, out, errOut := benchCLI(t, "bench", "server", "--seats", "2", "--messages", "40", "--state-messages", "500",
+		"--cpuprofile", cpu, "--trace", tr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(cpu); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile: not a gzip profile (%d bytes, err %v)", len(b), err)
+	}
+	b, err := os.ReadFile(tr)
+	if err != nil || !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:min(len(b), 16)], []byte(" trace")) || len(b) < 1000 {
+		t.Errorf("--trace: not an execution trace (%d bytes, err %v, head %q)", len(b), err, b[:min(len(b), 16)])
 	}
 }
