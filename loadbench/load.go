@@ -248,47 +248,49 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		mallocs  uint64
 		cpuUS    int64
 		cpuOK    = true
-		next     int // index of the next message to post
+		// next is the index of the next message to post; the seats of a phase take it until
+		// it reaches the phase's stop, and it is set back to the stop after the phase.
+		next atomic.Int64
 	)
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		cpu0, ok0 := cpuNow()
 		start := time.Now()
+		from := int(next.Load())
 		// What the admin client's timeout is to one request, for the phase: a generous
 		// bound, so that a server that stops answering ends the run.
-		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-next)*100*time.Millisecond)
+		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-from)*100*time.Millisecond)
 		var wg sync.WaitGroup
 		for s := range cfg.Seats {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				mine := make([]time.Duration, 0, (stop-next)/cfg.Seats+1)
+				mine := make([]time.Duration, 0, (stop-from)/cfg.Seats+1)
+				acked := 0 // added to the room's count once, at the end, not once a post
 				defer func() {
+					posted[s%len(rooms)].Add(int64(acked))
 					mu.Lock()
 					latencies = append(latencies, mine...)
 					mu.Unlock()
 				}()
+				to := "all"
+				if s+len(rooms) < len(seats) {
+					to = seats[s+len(rooms)] // the next seat of the same room
+				}
+				p := posters[s]
 				for {
-					mu.Lock()
-					i := next
+					// An atomic counter, not a lock that every seat would queue on once a post.
+					i := int(next.Add(1)) - 1
 					if i >= stop {
-						mu.Unlock()
 						return
 					}
-					next++
-					mu.Unlock()
-					to := "all"
-					if s+len(rooms) < len(seats) {
-						to = seats[s+len(rooms)] // the next seat of the same room
-					}
-					p := posters[s]
 					p.buf = loadPostTo(p.buf[:0], i, seats[s], to)
 					t0 := time.Now()
 					_, err := p.post(pctx, p.buf)
 					mine = append(mine, time.Since(t0))
 					if err == nil {
-						posted[s%len(rooms)].Add(1)
+						acked++
 					}
 					if err != nil {
 						if errCount.Add(1) == 1 {
@@ -311,10 +313,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cpuUS += cpu1 - cpu0
 		cpuOK = cpuOK && ok0 && ok1
 		postTime += took
-		from := 0
-		if len(res.Phases) > 0 {
-			from = res.Phases[len(res.Phases)-1].To
-		}
+		next.Store(int64(stop)) // each seat took one past the stop on its way out
 		res.Phases = append(res.Phases, PostPhase{From: from, To: stop, PostsPerSecond: float64(stop-from) / took.Seconds()})
 		runtime.ReadMemStats(&after)
 		allocs += after.TotalAlloc - before.TotalAlloc
