@@ -124,6 +124,10 @@ type MemoryUse struct {
 	// Unlike posts per second it hardly moves when other processes share the cores. 0 where
 	// the system does not report it.
 	CPUMicrosPerPost float64 `json:"cpu_us_per_post"`
+	// ClientCPUMicrosPerPost is this process's part of CPUMicrosPerPost when the servers run
+	// apart (Config.Servers): the client's cost, the seats' posting. 0 otherwise, where the
+	// client and the server share the process and its CPU time.
+	ClientCPUMicrosPerPost float64 `json:"client_cpu_us_per_post,omitempty"`
 }
 
 // Run serves the real room service on cfg.Store through the real HTTP handler on a
@@ -230,13 +234,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(cfg.Servers) > 0 {
 		res.Instances = len(cfg.Servers)
 	}
-	cpuNow := func() (int64, bool) {
-		us, ok := processCPU()
+	// cpuNow returns the CPU time used so far by this process and the servers of cfg.Servers
+	// together, and by this process alone.
+	cpuNow := func() (all, own int64, ok bool) {
+		own, ok = processCPU()
+		all = own
 		if cfg.ServerCPU != nil {
 			sus, sok := cfg.ServerCPU()
-			us, ok = us+sus, ok && sok
+			all, ok = all+sus, ok && sok
 		}
-		return us, ok
+		return all, own, ok
 	}
 	posted := make([]atomic.Int64, len(rooms)) // acknowledged posts per room
 	latencies := make([]time.Duration, 0, cfg.Messages)
@@ -247,6 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		allocs   uint64
 		mallocs  uint64
 		cpuUS    int64
+		ownCPUUS int64 // this process's part of cpuUS
 		cpuOK    = true
 		// next is the index of the next message to post; the seats of a phase take it until
 		// it reaches the phase's stop, and it is set back to the stop after the phase.
@@ -255,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cpu0, ok0 := cpuNow()
+		cpu0, own0, ok0 := cpuNow()
 		start := time.Now()
 		from := int(next.Load())
 		// What the admin client's timeout is to one request, for the phase: a generous
@@ -309,8 +317,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		took := time.Since(start)
 		perr := pctx.Err()
 		cancel()
-		cpu1, ok1 := cpuNow()
+		cpu1, own1, ok1 := cpuNow()
 		cpuUS += cpu1 - cpu0
+		ownCPUUS += own1 - own0
 		cpuOK = cpuOK && ok0 && ok1
 		postTime += took
 		next.Store(int64(stop)) // each seat took one past the stop on its way out
@@ -347,6 +356,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cpuOK {
 		res.Memory.CPUMicrosPerPost = float64(cpuUS) / float64(cfg.Messages)
+		if len(cfg.Servers) > 0 {
+			res.Memory.ClientCPUMicrosPerPost = float64(ownCPUUS) / float64(cfg.Messages)
+		}
 	}
 
 	for r, name := range rooms {

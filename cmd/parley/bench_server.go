@@ -45,7 +45,8 @@ executable on the database, each on a free loopback port, and spreads the seats 
 as a load balancer would; it stops them at the end. After posting, every room's seqs are read
 back and must run 1..N without a gap or a repeat, N the posts acknowledged in it (checked in
 every mode; the run fails otherwise). CPU per post is the bench's own CPU time over the
-posting phases, plus the started servers' (not PostgreSQL's), divided by the posts.
+posting phases, plus the started servers' (not PostgreSQL's), divided by the posts; the
+bench's own part, the client's, is reported apart (client_cpu_us_per_post).
 
 The machine's other load counts: run it more than once and quote the median.`
 
@@ -234,6 +235,9 @@ func benchServerText(r *loadbench.Result) string {
 			who = "the servers and the client; not PostgreSQL's"
 		}
 		fmt.Fprintf(&b, "cpu        %.0f µs per post (%s)\n", r.Memory.CPUMicrosPerPost, who)
+		if r.Memory.ClientCPUMicrosPerPost > 0 {
+			fmt.Fprintf(&b, "           %.0f µs of it the client's (this process: the seats' posting)\n", r.Memory.ClientCPUMicrosPerPost)
+		}
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
