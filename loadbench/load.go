@@ -25,15 +25,15 @@ import (
 
 // Config configures Run.
 type Config struct {
-	Store    parley.Store // the store under test, opened (and closed) by the caller
+	Store parley.Store // the store under test, opened (and closed) by the caller
 	// OpenStore, with Servers and no Store, opens the store once posting is over, for the seq
 	// check and the state rooms; Run closes it. The servers take every post, and a store
 	// open here the while would only cost this process CPU that counts in the figures: a
 	// PostgreSQL store listens for every append (a NOTIFY each post), which a third
 	// listener besides the servers' would hear too.
 	OpenStore func(context.Context) (parley.Store, error)
-	StoreKey string       // names the store in the results ("sqlite", "postgres")
-	Seats    int          // seats posting at once; 0 = 20
+	StoreKey  string // names the store in the results ("sqlite", "postgres")
+	Seats     int    // seats posting at once; 0 = 20
 	// Rooms spreads the seats over this many rooms, round robin; 0 = 1. Rooms are
 	// independent (each has its own seq), so this shows how far the store scales with them.
 	Rooms    int
