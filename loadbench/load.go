@@ -28,9 +28,9 @@ type Config struct {
 	Store parley.Store // the store under test, opened (and closed) by the caller
 	// OpenStore, with Servers and no Store, opens the store once posting is over, for the seq
 	// check and the state rooms; Run closes it. The servers take every post, and a store
-	// open here the while would only cost this process CPU that counts in the figures: a
-	// PostgreSQL store listens for every append (a NOTIFY each post), which a third
-	// listener besides the servers' would hear too.
+	// open here meanwhile would only cost this process CPU that counts in the figures: a
+	// PostgreSQL store listens for every append (a NOTIFY each post), and would hear them
+	// on a third LISTEN connection besides the servers'.
 	OpenStore func(context.Context) (parley.Store, error)
 	StoreKey  string // names the store in the results ("sqlite", "postgres")
 	Seats     int    // seats posting at once; 0 = 20
