@@ -44,11 +44,12 @@ MiB/s.
 With --instances N (PostgreSQL only), the bench starts N 'parley serve' processes of this
 executable on the database, each on a free loopback port, and spreads the seats over them,
 as a load balancer would; it stops them at the end. While they take the posts, this process
-is only the client: it opens its own connection to the database after posting. After posting, every room's seqs are read
-back and must run 1..N without a gap or a repeat, N the posts acknowledged in it (checked in
-every mode; the run fails otherwise). CPU per post is the bench's own CPU time over the
-posting phases, plus the started servers' (not PostgreSQL's), divided by the posts; the
-bench's own part, the client's, is reported apart (client_cpu_us_per_post).
+is only the client: it opens its own connection to the database after posting. After
+posting, every room's seqs are read back and must run 1..N without a gap or a repeat, N the
+posts acknowledged in it (checked in every mode; the run fails otherwise). CPU per post is
+the bench's own CPU time over the posting phases, plus the started servers' (not
+PostgreSQL's), divided by the posts; the bench's own part, the client's, is reported apart
+(client_cpu_us_per_post).
 
 The machine's other load counts: run it more than once and quote the median.`
 
