@@ -3,7 +3,11 @@ package loadbench
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
+
+	"github.com/parleyhq/parley"
 )
 
 // maxAnswer caps the body of an answer the poster reads.
@@ -140,4 +144,125 @@ func asciiEqualFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// answerSeq returns the seq of a post's answer body, as client.Client.Post reads it (into
+// a parley.PostResult), and an error when the answer is not one or has no positive seq: a
+// 201 without its seq means the bench cannot tell what the server stored. The answer the
+// server writes to the bench's posts, {"seq":N,"tokens":N,"notes":[…],"warnings":[]} and a
+// newline (a note says the post's evidence is unverified), is read by plainAnswer without a
+// JSON decoder; any other (warnings, fields in another order, spaces) is decoded in full by
+// encoding/json.
+func answerSeq(b []byte) (int64, error) {
+	if seq, ok := plainAnswer(b); ok {
+		return seq, nil
+	}
+	var ans parley.PostResult
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return 0, fmt.Errorf("the server's answer %q is not a post's answer: %v", b, err)
+	}
+	if ans.Seq <= 0 {
+		return 0, fmt.Errorf("the server's answer %q has no seq (a positive whole number)", b)
+	}
+	return ans.Seq, nil
+}
+
+// plainAnswer reads an answer that is exactly {"seq":S,"tokens":T,"notes":[N…],"warnings":[]},
+// with or without a final newline: S a positive and T a non-negative whole number of at most
+// 18 digits, written as JSON writes them (no sign, no leading zero), and the notes none or
+// JSON strings separated by commas. ok is false for anything else, which is then decoded in
+// full. Every answer it takes is valid JSON whose seq is S (FuzzAnswerSeq holds it to
+// encoding/json).
+func plainAnswer(b []byte) (seq int64, ok bool) {
+	b, ok = cutPrefix(b, `{"seq":`)
+	if !ok {
+		return 0, false
+	}
+	if seq, b, ok = cutNumber(b); !ok || seq == 0 {
+		return 0, false
+	}
+	if b, ok = cutPrefix(b, `,"tokens":`); !ok {
+		return 0, false
+	}
+	if _, b, ok = cutNumber(b); !ok {
+		return 0, false
+	}
+	if b, ok = cutPrefix(b, `,"notes":[`); !ok {
+		return 0, false
+	}
+	for first := true; len(b) > 0 && b[0] != ']'; first = false {
+		if !first {
+			if b, ok = cutPrefix(b, ","); !ok {
+				return 0, false
+			}
+		}
+		if b, ok = cutString(b); !ok {
+			return 0, false
+		}
+	}
+	const tail = `],"warnings":[]}`
+	if string(b) != tail && string(b) != tail+"\n" {
+		return 0, false
+	}
+	return seq, true
+}
+
+// cutPrefix returns b after prefix, if b starts with it.
+func cutPrefix(b []byte, prefix string) ([]byte, bool) {
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return b, false
+	}
+	return b[len(prefix):], true
+}
+
+// cutNumber reads the whole number that b starts with, as JSON writes one (0, or 1 to 18
+// digits without a leading zero), and returns it and the rest of b.
+func cutNumber(b []byte) (n int64, rest []byte, ok bool) {
+	i := 0
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		if i == 18 || (i == 1 && b[0] == '0') {
+			return 0, b, false // a leading zero; or more digits than an int64 surely holds
+		}
+		n = n*10 + int64(b[i]-'0')
+	}
+	return n, b[i:], i > 0
+}
+
+// cutString returns b after the JSON string it starts with: a quote, then bytes other than
+// control characters, quotes and backslashes, or the escapes JSON allows, then a quote.
+// Like encoding/json, it leaves UTF-8 unchecked (the decoder would replace bad bytes, not
+// refuse them).
+func cutString(b []byte) ([]byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return b, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return b[i+1:], true
+		case c < 0x20:
+			return b, false
+		case c == '\\':
+			i++
+			if i == len(b) {
+				return b, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return b, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return b, false
+					}
+				}
+				i += 4
+			default:
+				return b, false
+			}
+		}
+	}
+	return b, false
 }

@@ -3,11 +3,14 @@ package loadbench
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley"
 )
 
 // created is a real answer of the server to a post (its head as net/http writes it).
@@ -154,5 +157,147 @@ func TestReadCreatedLongBody(t *testing.T) {
 	br = bufio.NewReaderSize(bytes.NewReader(longAnswer(9000, 5000)), 4096)
 	if ok, err := readCreated(br, &dst); !ok || err != io.ErrUnexpectedEOF {
 		t.Errorf("short body: ok %v, err %v", ok, err)
+	}
+}
+
+// clientSeq is what client.Client.Post makes of an answer body: encoding/json's decoding into
+// parley.PostResult, and whether it holds a positive seq.
+func clientSeq(b []byte) (int64, bool) {
+	var res parley.PostResult
+	if err := json.Unmarshal(b, &res); err != nil || res.Seq <= 0 {
+		return 0, false
+	}
+	return res.Seq, true
+}
+
+// TestAnswerSeq checks the answer's seq on hand-worked answers: which the fast read takes
+// (plainAnswer), and that answerSeq agrees with encoding/json on each.
+func TestAnswerSeq(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		seq   int64 // 0: answerSeq fails
+		plain bool  // read without the JSON decoder
+	}{
+		{`{"seq":7,"tokens":30,"notes":[],"warnings":[]}` + "\n", 7, true},
+		{`{"seq":7,"tokens":30,"notes":[],"warnings":[]}`, 7, true},
+		{`{"seq":9876543210,"tokens":0,"notes":[],"warnings":[]}`, 9876543210, true},
+		{`{"seq":123456789012345678,"tokens":1,"notes":[],"warnings":[]}`, 123456789012345678, true},
+		// What the server answers the bench's posts: a note on the evidence.
+		{`{"seq":1,"tokens":46,"notes":["! ev#1 unverified: run load-1 not found; a runner seat must post it first"],"warnings":[]}` + "\n", 1, true},
+		{`{"seq":2,"tokens":4,"notes":["a","","b"],"warnings":[]}`, 2, true},
+		{`{"seq":3,"tokens":4,"notes":["q\"b\\s\/\b\f\n\r\t\u00e9\uD83D\uDE00 é"],"warnings":[]}`, 3, true},
+		{"{\"seq\":4,\"tokens\":4,\"notes\":[\"bad utf-8 \xff\"],\"warnings\":[]}", 4, true}, // decoded as U+FFFD
+		{`{"seq":5,"tokens":4,"notes":["\x"],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["\u12"],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["\u12g4"],"warnings":[]}`, 0, false},
+		{"{\"seq\":5,\"tokens\":4,\"notes\":[\"a\tb\"],\"warnings\":[]}", 0, false}, // a raw tab
+		{`{"seq":5,"tokens":4,"notes":["a",],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":[,"a"],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["a""b"],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":[1],"warnings":[]}`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["a"],"warnings":[]`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["a`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":["a\`, 0, false},
+		{`{"seq":5,"tokens":4,"notes":[ "a"],"warnings":[]}`, 5, false},
+		// 19 digits: still a seq, decoded in full.
+		{`{"seq":1234567890123456789,"tokens":1,"notes":[],"warnings":[]}`, 1234567890123456789, false},
+		// Other shapes of a good answer: decoded in full.
+		{`{"seq": 12,"tokens":4,"notes":[],"warnings":[]}`, 12, false},
+		{`{"tokens":4,"seq":12,"notes":[],"warnings":[]}`, 12, false},
+		{`{"seq":12}`, 12, false},
+		{`{"seq":12,"tokens":4,"notes":["n"],"warnings":[{"line":1,"col":1,"severity":"warning","code":"x","message":"m"}]}`, 12, false},
+		{`{"seq":3e2,"tokens":4,"notes":[],"warnings":[]}`, 0, false},          // not an int64 to encoding/json
+		{`{"seq":12,"tokens":4,"notes":[],"warnings":[]}x`, 0, false},          // trailing bytes
+		{`{"seq":12,"tokens":4,"notes":[],"warnings":[]}` + "\n\n", 12, false}, // whitespace
+		// No seq, or not one: errors, never a seq of 0.
+		{`{"seq":0,"tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":-3,"tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":1.5,"tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":012,"tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":"12","tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":12,"tokens":04,"notes":[],"warnings":[]}`, 0, false},
+		{`{"seq":12,"tokens":-4,"notes":[],"warnings":[]}`, 12, false}, // the decoder takes it
+		{`{"seq":12,"tokens":4,"notes":[],"warnings":[]`, 0, false},
+		{`{"seq":12,"notes":5}`, 0, false}, // the client cannot read it either
+		{`{"tokens":4,"notes":[],"warnings":[]}`, 0, false},
+		{`{}`, 0, false},
+		{``, 0, false},
+		{`null`, 0, false},
+		{`{"error":{"code":"EINVALID","message":"m","hint":"h"}}`, 0, false},
+	} {
+		seq, ok := plainAnswer([]byte(c.in))
+		if ok != c.plain || (ok && seq != c.seq) {
+			t.Errorf("plainAnswer(%s) = %d, %v; want %d, %v", c.in, seq, ok, c.seq, c.plain)
+		}
+		seq, err := answerSeq([]byte(c.in))
+		if seq != c.seq || (err == nil) != (c.seq > 0) {
+			t.Errorf("answerSeq(%s) = %d, %v; want %d", c.in, seq, err, c.seq)
+		}
+		if err != nil && !strings.Contains(err.Error(), "the server's answer") {
+			t.Errorf("answerSeq(%s): the error %q does not say what was wrong", c.in, err)
+		}
+		if want, ok := clientSeq([]byte(c.in)); want != seq || ok != (err == nil) {
+			t.Errorf("answerSeq(%s) = %d, %v; encoding/json reads %d, %v", c.in, seq, err, want, ok)
+		}
+	}
+}
+
+// FuzzAnswerSeq holds answerSeq to client.Client's reading of an answer (encoding/json into
+// parley.PostResult): the same seq, or an error where it finds none; and every answer the
+// fast read takes is valid JSON whose first field is "seq", with that number.
+func FuzzAnswerSeq(f *testing.F) {
+	for _, s := range []string{
+		`{"seq":7,"tokens":30,"notes":[],"warnings":[]}` + "\n", `{"seq":1,"tokens":0,"notes":[],"warnings":[]}`,
+		`{"seq":12}`, `{"seq":1,"seq":2}`, `{"seq":3e2}`, `{"seq":12,}`, `{"SEQ":5}`,
+		`{"seq":12,"tokens":4,"notes":["n"],"warnings":[]}`, `{"seq":0,"tokens":0,"notes":[],"warnings":[]}`,
+		`{"seq":1,"tokens":46,"notes":["! ev#1 unverified: run load-1 not found","\u00e9\n"],"warnings":[]}` + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seq, err := answerSeq(b)
+		want, ok := clientSeq(b)
+		if seq != want || (err == nil) != ok {
+			t.Fatalf("answerSeq(%q) = %d, %v; encoding/json reads %d, %v", b, seq, err, want, ok)
+		}
+		pseq, plain := plainAnswer(b)
+		if !plain {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		open, _ := dec.Token()
+		key, _ := dec.Token()
+		val, verr := dec.Token()
+		n, _ := val.(json.Number)
+		first, nerr := n.Int64()
+		if !json.Valid(b) || open != json.Delim('{') || key != "seq" || verr != nil || nerr != nil || first != pseq || pseq != seq {
+			t.Fatalf("plainAnswer(%q) = %d; encoding/json reads %v %v %v (%v)", b, pseq, open, key, val, verr)
+		}
+	})
+}
+
+// TestAnswerReadsNoAllocation checks that taking the server's usual answer off the
+// connection, head and body, and reading its seq allocates nothing: the client's side of
+// each post counts in the bench's mallocs per post.
+func TestAnswerReadsNoAllocation(t *testing.T) {
+	answer := strings.Replace(created, "Content-Length: 45", "Content-Length: 47", 1)
+	src := strings.NewReader(answer)
+	br := bufio.NewReaderSize(src, 4096)
+	var dst bytes.Buffer
+	dst.Grow(64)
+	allocs := testing.AllocsPerRun(200, func() {
+		src.Reset(answer)
+		br.Reset(src)
+		ok, err := readCreated(br, &dst)
+		if !ok || err != nil {
+			t.Fatalf("readCreated: %v, %v", ok, err)
+		}
+		if seq, err := answerSeq(dst.Bytes()); seq != 7 || err != nil {
+			t.Fatalf("answerSeq: %d, %v", seq, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("reading an answer allocates %.1f times, want 0", allocs)
 	}
 }

@@ -25,9 +25,15 @@ import (
 
 // Config configures Run.
 type Config struct {
-	Store    parley.Store // the store under test, opened (and closed) by the caller
-	StoreKey string       // names the store in the results ("sqlite", "postgres")
-	Seats    int          // seats posting at once; 0 = 20
+	Store parley.Store // the store under test, opened (and closed) by the caller
+	// OpenStore, with Servers and no Store, opens the store once posting is over, for the seq
+	// check and the state rooms; Run closes it. The servers take every post, and a store
+	// open here meanwhile would only cost this process CPU that counts in the figures: a
+	// PostgreSQL store listens for every append (a NOTIFY each post), and would hear them
+	// on a third LISTEN connection besides the servers'.
+	OpenStore func(context.Context) (parley.Store, error)
+	StoreKey  string // names the store in the results ("sqlite", "postgres")
+	Seats     int    // seats posting at once; 0 = 20
 	// Rooms spreads the seats over this many rooms, round robin; 0 = 1. Rooms are
 	// independent (each has its own seq), so this shows how far the store scales with them.
 	Rooms    int
@@ -124,6 +130,10 @@ type MemoryUse struct {
 	// Unlike posts per second it hardly moves when other processes share the cores. 0 where
 	// the system does not report it.
 	CPUMicrosPerPost float64 `json:"cpu_us_per_post"`
+	// ClientCPUMicrosPerPost is this process's part of CPUMicrosPerPost when the servers run
+	// apart (Config.Servers): the client's cost, the seats' posting. 0 otherwise, where the
+	// client and the server share the process and its CPU time.
+	ClientCPUMicrosPerPost float64 `json:"client_cpu_us_per_post,omitempty"`
 }
 
 // Run serves the real room service on cfg.Store through the real HTTP handler on a
@@ -132,7 +142,7 @@ type MemoryUse struct {
 // acknowledged durably (201) before the seat sends its next. It pauses at each ReadAt size to
 // time full history reads.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.Store == nil {
+	if cfg.Store == nil && (cfg.OpenStore == nil || len(cfg.Servers) == 0) {
 		return nil, errors.New("server load: no store")
 	}
 	if cfg.Seats <= 0 {
@@ -168,12 +178,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if admin == "" {
 		admin = randomHex(24)
 	}
-	svc, err := room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	urls := cfg.Servers
+	var (
+		svc *room.Service // the room service of this process, on cfg.Store
+		err error
+	)
 	if len(urls) == 0 {
+		if svc, err = room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log}); err != nil {
+			return nil, err
+		}
 		h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
 		srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -230,13 +243,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(cfg.Servers) > 0 {
 		res.Instances = len(cfg.Servers)
 	}
-	cpuNow := func() (int64, bool) {
-		us, ok := processCPU()
+	// cpuNow returns the CPU time used so far by this process and the servers of cfg.Servers
+	// together, and by this process alone.
+	cpuNow := func() (all, own int64, ok bool) {
+		own, ok = processCPU()
+		all = own
 		if cfg.ServerCPU != nil {
 			sus, sok := cfg.ServerCPU()
-			us, ok = us+sus, ok && sok
+			all, ok = all+sus, ok && sok
 		}
-		return us, ok
+		return all, own, ok
 	}
 	posted := make([]atomic.Int64, len(rooms)) // acknowledged posts per room
 	latencies := make([]time.Duration, 0, cfg.Messages)
@@ -247,48 +263,51 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		allocs   uint64
 		mallocs  uint64
 		cpuUS    int64
+		ownCPUUS int64 // this process's part of cpuUS
 		cpuOK    = true
-		next     int // index of the next message to post
+		// next is the index of the next message to post; the seats of a phase take it until
+		// it reaches the phase's stop, and it is set back to the stop after the phase.
+		next atomic.Int64
 	)
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cpu0, ok0 := cpuNow()
+		cpu0, own0, ok0 := cpuNow()
 		start := time.Now()
+		from := int(next.Load())
 		// What the admin client's timeout is to one request, for the phase: a generous
 		// bound, so that a server that stops answering ends the run.
-		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-next)*100*time.Millisecond)
+		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-from)*100*time.Millisecond)
 		var wg sync.WaitGroup
 		for s := range cfg.Seats {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				mine := make([]time.Duration, 0, (stop-next)/cfg.Seats+1)
+				mine := make([]time.Duration, 0, (stop-from)/cfg.Seats+1)
+				acked := 0 // added to the room's count once, at the end, not once a post
 				defer func() {
+					posted[s%len(rooms)].Add(int64(acked))
 					mu.Lock()
 					latencies = append(latencies, mine...)
 					mu.Unlock()
 				}()
+				to := "all"
+				if s+len(rooms) < len(seats) {
+					to = seats[s+len(rooms)] // the next seat of the same room
+				}
+				p := posters[s]
 				for {
-					mu.Lock()
-					i := next
+					// An atomic counter, not a lock that every seat would queue on once a post.
+					i := int(next.Add(1)) - 1
 					if i >= stop {
-						mu.Unlock()
 						return
 					}
-					next++
-					mu.Unlock()
-					to := "all"
-					if s+len(rooms) < len(seats) {
-						to = seats[s+len(rooms)] // the next seat of the same room
-					}
-					p := posters[s]
 					p.buf = loadPostTo(p.buf[:0], i, seats[s], to)
 					t0 := time.Now()
 					_, err := p.post(pctx, p.buf)
 					mine = append(mine, time.Since(t0))
 					if err == nil {
-						posted[s%len(rooms)].Add(1)
+						acked++
 					}
 					if err != nil {
 						if errCount.Add(1) == 1 {
@@ -307,14 +326,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		took := time.Since(start)
 		perr := pctx.Err()
 		cancel()
-		cpu1, ok1 := cpuNow()
+		cpu1, own1, ok1 := cpuNow()
 		cpuUS += cpu1 - cpu0
+		ownCPUUS += own1 - own0
 		cpuOK = cpuOK && ok0 && ok1
 		postTime += took
-		from := 0
-		if len(res.Phases) > 0 {
-			from = res.Phases[len(res.Phases)-1].To
-		}
+		next.Store(int64(stop)) // each seat took one past the stop on its way out
 		res.Phases = append(res.Phases, PostPhase{From: from, To: stop, PostsPerSecond: float64(stop-from) / took.Seconds()})
 		runtime.ReadMemStats(&after)
 		allocs += after.TotalAlloc - before.TotalAlloc
@@ -348,8 +365,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cpuOK {
 		res.Memory.CPUMicrosPerPost = float64(cpuUS) / float64(cfg.Messages)
+		if len(cfg.Servers) > 0 {
+			res.Memory.ClientCPUMicrosPerPost = float64(ownCPUUS) / float64(cfg.Messages)
+		}
 	}
 
+	if cfg.Store == nil {
+		if cfg.Store, err = cfg.OpenStore(ctx); err != nil {
+			return nil, fmt.Errorf("server load: open the store after posting: %w", err)
+		}
+		defer cfg.Store.Close()
+	}
+	if svc == nil {
+		if svc, err = room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
 	for r, name := range rooms {
 		if err := checkSeqs(ctx, cfg.Store, name, int(posted[r].Load())); err != nil {
 			return nil, fmt.Errorf("server load: %w", err)

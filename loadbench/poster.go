@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -151,38 +150,7 @@ func (p *poster) post(ctx context.Context, body []byte) (seq int64, err error) {
 
 // seqOf returns the seq of the answer read into p.resp.
 func (p *poster) seqOf() (int64, error) {
-	if seq, ok := leadingSeq(p.resp.Bytes()); ok && json.Valid(p.resp.Bytes()) {
-		return seq, nil
-	}
-	var ans struct {
-		Seq int64 `json:"seq"`
-	}
-	if err := json.Unmarshal(p.resp.Bytes(), &ans); err != nil || ans.Seq <= 0 {
-		return 0, fmt.Errorf("the server's answer %q has no seq (%v)", p.resp.Bytes(), err)
-	}
-	return ans.Seq, nil
-}
-
-// leadingSeq reads the seq of an answer that starts {"seq":N followed by , or } (the server
-// writes its fields in that order), without decoding the rest into values; ok is false for
-// anything else, which the caller then decodes in full. N must be a positive whole number.
-func leadingSeq(b []byte) (seq int64, ok bool) {
-	const prefix = `{"seq":`
-	if !bytes.HasPrefix(b, []byte(prefix)) {
-		return 0, false
-	}
-	b = b[len(prefix):]
-	i := 0
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if i == 18 || (i == 0 && b[i] == '0') {
-			return 0, false // no leading zero; and never overflows
-		}
-		seq = seq*10 + int64(b[i]-'0')
-	}
-	if i == 0 || i == len(b) || (b[i] != ',' && b[i] != '}') {
-		return 0, false
-	}
-	return seq, true
+	return answerSeq(p.resp.Bytes())
 }
 
 // loadPostTo appends the i-th post to dst: a status report of the kind agents send, unique by its

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,14 @@ func TestBenchServerInstances(t *testing.T) {
 	if r.Instances != 2 || r.Memory.CPUMicrosPerPost <= 0 {
 		t.Errorf("instances %d, CPU %.0f µs per post", r.Instances, r.Memory.CPUMicrosPerPost)
 	}
+	// The client's part (this process's) is there, and the servers' makes up the rest.
+	if c := r.Memory.ClientCPUMicrosPerPost; c <= 0 || c >= r.Memory.CPUMicrosPerPost {
+		t.Errorf("the client's CPU %.1f µs per post, of %.1f in all", c, r.Memory.CPUMicrosPerPost)
+	}
+	text := benchServerText(&r)
+	if want := fmt.Sprintf("%.0f µs of it the client's", r.Memory.ClientCPUMicrosPerPost); !strings.Contains(text, want) {
+		t.Errorf("the text lacks %q:\n%s", want, text)
+	}
 }
 
 func TestStatCPU(t *testing.T) {
@@ -94,6 +103,9 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	}
 	if r.Memory.TotalAllocPerPost <= 0 || r.Memory.HeapInUseMB <= 0 {
 		t.Errorf("memory %+v", r.Memory)
+	}
+	if r.Instances == 0 && r.Memory.ClientCPUMicrosPerPost != 0 {
+		t.Errorf("a client's CPU of %.1f µs per post, apart from the server's in the same process", r.Memory.ClientCPUMicrosPerPost)
 	}
 	// Two full pages of the 2,000-message state room, cold and cached; the state of one topic
 	// in both state rooms.
