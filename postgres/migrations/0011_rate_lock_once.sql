@@ -1,13 +1,16 @@
 -- parley_take_rate_held and parley_take_rates_held: parley_take_rate and parley_take_rates (0008)
 -- for buckets that all exist already, which is every take but the first ones of a seat or a
 -- room (and the first after a reset). Each locks and reads all its buckets in one statement,
--- where the functions of 0008 ran one SELECT … FOR UPDATE per bucket: a post's two takes lock
--- four rows, and what PostgreSQL spends on a statement that a function runs is mostly starting
--- it, not the row it reads.
+-- where the functions of 0008 ran one SELECT … FOR UPDATE per bucket: a post's take locks three
+-- (its seat's messages and tokens, its room's messages), and what PostgreSQL spends on a
+-- statement that a function runs is mostly starting it, not the row it reads.
 --
--- The rows are locked in the order of the arrays, as before (rateKeyOrder): the locking clause
--- applies to the rows as the ORDER BY on the arrays' positions delivers them, so a call holds
--- the buckets before the one it waits for, and no other. The arithmetic after the lock is the
+-- The rows are locked in the order of the arrays, as before (rateKeyOrder): the lookup of each
+-- bucket, by the primary key, is a subquery with its own locking clause, which PostgreSQL cannot
+-- merge into the join, so it runs once for each element of the arrays, in their order, and
+-- locks that element's row then. A call holds the buckets before the one it waits for, and no
+-- other (TestRateLockOrder). A join with the locking clause outside would be free to read the
+-- room's rows first, in the table's order, and filter them. The arithmetic after the lock is the
 -- one of 0008, line for line, so every answer and every bucket written are the same.
 --
 -- A bucket that is not there yet cannot be inserted here: the call would already hold the
@@ -24,16 +27,22 @@ DECLARE
 	nkeys int := coalesce(array_length(p_seat, 1), 0);
 	v_level float8[];
 	v_at timestamptz[];
-	lvl float8[] := '{}';
+	v_tid tid[];
+	found_n int := 0;
+	r record;
 	cur float8;
 BEGIN
-	SELECT array_agg(l.level ORDER BY l.i), array_agg(l.at ORDER BY l.i) INTO v_level, v_at
-		FROM (SELECT u.i, b.level, b.at
-			FROM unnest(p_seat, p_kind) WITH ORDINALITY AS u(seat, kind, i)
-			JOIN rate_buckets b ON b.room = p_room AND b.seat = u.seat AND b.kind = u.kind
-			ORDER BY u.i
-			FOR UPDATE OF b) l;
-	IF coalesce(array_length(v_level, 1), 0) < nkeys THEN
+	FOR r IN SELECT u.i, b.level, b.at, b.ctid
+		FROM unnest(p_seat, p_kind) WITH ORDINALITY AS u(seat, kind, i)
+		CROSS JOIN LATERAL (SELECT b.level, b.at, b.ctid FROM rate_buckets b
+			WHERE b.room = p_room AND b.seat = u.seat AND b.kind = u.kind FOR UPDATE) b
+	LOOP
+		v_level[r.i] := r.level;
+		v_at[r.i] := r.at;
+		v_tid[r.i] := r.ctid;
+		found_n := found_n + 1;
+	END LOOP;
+	IF found_n < nkeys THEN
 		RAISE EXCEPTION 'a rate bucket of room % does not exist yet', p_room USING ERRCODE = 'RB001';
 	END IF;
 	FOR i IN 1 .. nkeys LOOP
@@ -44,11 +53,10 @@ BEGIN
 			wait := (p_n[i] - cur) / p_rate[i];
 			RETURN;
 		END IF;
-		lvl[i] := greatest(0, cur - p_n[i]);
+		v_level[i] := greatest(0, cur - p_n[i]);
 	END LOOP;
-	UPDATE rate_buckets b SET level = u.level, at = greatest(b.at, p_now)
-		FROM unnest(p_seat, p_kind, lvl) AS u(seat, kind, level)
-		WHERE b.room = p_room AND b.seat = u.seat AND b.kind = u.kind;
+	UPDATE rate_buckets b SET level = v_level[array_position(v_tid, b.ctid)], at = greatest(b.at, p_now)
+		WHERE b.ctid = ANY(v_tid);
 	short := -1;
 	wait := 0;
 END
@@ -63,7 +71,13 @@ DECLARE
 	ntakes int := coalesce(array_length(p_now, 1), 0);
 	v_level float8[];
 	v_at timestamptz[];
+	v_tid tid[];
+	found_n int := 0;
+	r record;
 	dirty boolean[] := array_fill(false, ARRAY[nkeys]);
+	d_tid tid[] := '{}';
+	d_level float8[] := '{}';
+	d_at timestamptz[] := '{}';
 	c float8;
 	k int;
 	ok boolean;
@@ -74,13 +88,17 @@ BEGIN
 		RETURN;
 	END IF;
 	-- Lock the keys' rows in the order given, and read them.
-	SELECT array_agg(l.level ORDER BY l.i), array_agg(l.at ORDER BY l.i) INTO v_level, v_at
-		FROM (SELECT u.i, b.level, b.at
-			FROM unnest(p_seat, p_kind) WITH ORDINALITY AS u(seat, kind, i)
-			JOIN rate_buckets b ON b.room = p_room AND b.seat = u.seat AND b.kind = u.kind
-			ORDER BY u.i
-			FOR UPDATE OF b) l;
-	IF coalesce(array_length(v_level, 1), 0) < nkeys THEN
+	FOR r IN SELECT u.i, b.level, b.at, b.ctid
+		FROM unnest(p_seat, p_kind) WITH ORDINALITY AS u(seat, kind, i)
+		CROSS JOIN LATERAL (SELECT b.level, b.at, b.ctid FROM rate_buckets b
+			WHERE b.room = p_room AND b.seat = u.seat AND b.kind = u.kind FOR UPDATE) b
+	LOOP
+		v_level[r.i] := r.level;
+		v_at[r.i] := r.at;
+		v_tid[r.i] := r.ctid;
+		found_n := found_n + 1;
+	END LOOP;
+	IF found_n < nkeys THEN
 		RAISE EXCEPTION 'a rate bucket of room % does not exist yet', p_room USING ERRCODE = 'RB001';
 	END IF;
 	FOR t IN 1 .. ntakes LOOP
@@ -105,8 +123,14 @@ BEGIN
 			dirty[k] := true;
 		END LOOP;
 	END LOOP;
-	UPDATE rate_buckets b SET level = u.level, at = u.at
-		FROM unnest(p_seat, p_kind, v_level, v_at, dirty) AS u(seat, kind, level, at, dirty)
-		WHERE u.dirty AND b.room = p_room AND b.seat = u.seat AND b.kind = u.kind;
+	FOR k IN 1 .. nkeys LOOP
+		IF dirty[k] THEN
+			d_tid := d_tid || v_tid[k];
+			d_level := d_level || v_level[k];
+			d_at := d_at || v_at[k];
+		END IF;
+	END LOOP;
+	UPDATE rate_buckets b SET level = d_level[array_position(d_tid, b.ctid)], at = d_at[array_position(d_tid, b.ctid)]
+		WHERE b.ctid = ANY(d_tid);
 END
 $$;
