@@ -125,14 +125,9 @@ func (k rateKey) rank() int {
 	return 3
 }
 
-// takeBatch runs ops, the takes of one room, in one call of parley_take_rates_held (or of
-// parley_take_rates when a bucket is new), in their order, and sets each op's answer or error.
+// takeBatch runs ops, the takes of one room, in one call of parley_take_rates, in their order,
+// and sets each op's answer or error.
 func (s *Store) takeBatch(ctx context.Context, room string, ops []*rateOp) {
-	s.takeBatchWith(ctx, "", room, ops)
-}
-
-// takeBatchWith is takeBatch through the function q calls, or as takeBatch when q is empty.
-func (s *Store) takeBatchWith(ctx context.Context, q, room string, ops []*rateOp) {
 	if len(ops) == 0 {
 		return
 	}
@@ -177,14 +172,8 @@ func (s *Store) takeBatchWith(ctx context.Context, q, room string, ops []*rateOp
 	first = append(first, int32(len(key)+1))
 	var short []int32
 	var wait []float64
-	args := []any{room, seats, kinds, bursts0, ats0, nows, first, key, n, rate, burst}
-	call := func(q string) error { return s.pool.QueryRow(ctx, q, args...).Scan(&short, &wait) }
-	var err error
-	if q != "" {
-		err = call(q)
-	} else if err = call(qTakeRatesHeld); sqlState(err) == bucketMissing {
-		err = call(qTakeRates)
-	}
+	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		room, seats, kinds, bursts0, ats0, nows, first, key, n, rate, burst).Scan(&short, &wait)
 	if err == nil && (len(short) != len(ops) || len(wait) != len(ops)) {
 		err = fmt.Errorf("%d answers for %d takes", len(short), len(ops))
 	}
@@ -217,47 +206,20 @@ func rateAnswer(short int, wait float64, n int) (parley.RateTake, error) {
 	return parley.RateTake{Short: short, Wait: max(d, time.Microsecond)}, nil
 }
 
-// The take functions. A call first goes to the one that locks and reads every bucket in one
-// statement (migration 0011), which fails with bucketMissing, having changed nothing, when a
-// bucket is not there yet; then to the one that locks or inserts each bucket in turn (0008). Both
-// lock in the order given and answer the same (TestRateBatchAsIfAlone, TestRateHeldMissing).
-const (
-	qTakeRateHeld  = `SELECT short, wait FROM parley_take_rate_held($1, $2, $3, $4, $5, $6, $7)`
-	qTakeRate      = `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`
-	qTakeRatesHeld = `SELECT short, wait FROM parley_take_rates_held($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
-	qTakeRates     = `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
-)
-
-// bucketMissing is the SQLSTATE of a held take that met a bucket not there yet.
-const bucketMissing = "RB001"
-
-// takeRateAlone is one take through parley_take_rate_held, or parley_take_rate when a bucket is
-// new: how a batch of one runs, and the reference the batches are tested against. The callers
-// pass buckets in rateKeyOrder.
+// takeRateAlone is one take through parley_take_rate (migration 0005): how a batch of one runs,
+// and the reference the batches are tested against. The callers pass buckets in rateKeyOrder.
 func (s *Store) takeRateAlone(ctx context.Context, room string, now time.Time, buckets []parley.RateBucket) (parley.RateTake, error) {
-	args := rateArgs(room, now, buckets)
-	r, err := s.takeRateWith(ctx, qTakeRateHeld, room, args, len(buckets))
-	if sqlState(err) == bucketMissing {
-		r, err = s.takeRateWith(ctx, qTakeRate, room, args, len(buckets))
-	}
-	return r, err
-}
-
-// takeRateWith is one take through the function that q calls with args.
-func (s *Store) takeRateWith(ctx context.Context, q, room string, args []any, n int) (parley.RateTake, error) {
 	var short int
 	var wait float64
-	err := s.pool.QueryRow(ctx, q, args...).Scan(&short, &wait)
-	if sqlState(err) == bucketMissing {
-		return parley.RateTake{}, err
-	}
+	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`,
+		rateArgs(room, now, buckets)...).Scan(&short, &wait)
 	if err != nil {
 		if sqlState(err) == foreignKeyViolation {
 			return parley.RateTake{}, roomNotFound(room)
 		}
 		return parley.RateTake{}, fmt.Errorf("take rate: %w", err)
 	}
-	return rateAnswer(short, wait, n)
+	return rateAnswer(short, wait, len(buckets))
 }
 
 // GiveRate implements parley.RateStore.
