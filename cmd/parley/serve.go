@@ -83,9 +83,10 @@ proxy; an nginx site for it:
 
     parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
 
---cpuprofile FILE writes a Go CPU profile of the server, from start until it shuts down
-(SIGINT or SIGTERM), for 'go tool pprof FILE'. It costs a little CPU while it runs; leave it
-off in production.
+--cpuprofile FILE writes a Go CPU profile of the server, from start until it shuts down on
+SIGINT or SIGTERM, for 'go tool pprof FILE' (a server killed with SIGKILL leaves the file
+unfinished). The profiler samples the server 100 times a second; leave it off unless you
+are measuring.
 
 Environment: PARLEY_ADDR, PARLEY_DB, PARLEY_GIT_REPO, PARLEY_ADMIN_TOKEN, PARLEY_TLS_CERT,
 PARLEY_TLS_KEY, PARLEY_PUBLIC_URL stand in for the flags (a flag wins).`
