@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,22 @@ type instance struct {
 	waited chan struct{} // closed when the process has exited
 }
 
+// profileEnv names a directory to profile the started servers into: with
+// PARLEY_BENCH_SERVE_CPUPROFILE=DIR, instance i (from 1) runs with --cpuprofile DIR/serve-i.prof,
+// written when the bench stops it (go tool pprof -top DIR/serve-1.prof). The directory must
+// exist.
+const profileEnv = "PARLEY_BENCH_SERVE_CPUPROFILE"
+
+// serveArgs are the arguments of instance i (from 1) of `parley serve` on db; profileDir, when
+// not empty, is where it writes its CPU profile (profileEnv).
+func serveArgs(i int, db, profileDir string) []string {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn"}
+	if profileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("serve-%d.prof", i)))
+	}
+	return args
+}
+
 // startInstances starts n `parley serve` processes on db (a PostgreSQL URL), each on a free
 // loopback port, sharing admin as their admin token, and returns them once each listens.
 // stop ends them (SIGTERM, then SIGKILL after 10 s) and waits for them.
@@ -40,6 +57,12 @@ func startInstances(ctx context.Context, n int, db, admin string) (_ []*instance
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
 			return nil, nil, fmt.Errorf("find the parley executable to start: %w", err)
+		}
+	}
+	profileDir := os.Getenv(profileEnv)
+	if profileDir != "" {
+		if st, err := os.Stat(profileDir); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("%s=%q: not a directory; create it first", profileEnv, profileDir)
 		}
 	}
 	var all []*instance
@@ -62,7 +85,7 @@ func startInstances(ctx context.Context, n int, db, admin string) (_ []*instance
 		}
 	}()
 	for i := range n {
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn")
+		cmd := exec.Command(bin, serveArgs(i+1, db, profileDir)...)
 		cmd.Env = append(os.Environ(), "PARLEY_ADMIN_TOKEN="+admin, "PARLEY_ADDR=", "PARLEY_DB=")
 		out, err := cmd.StdoutPipe()
 		if err != nil {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,5 +94,79 @@ func TestAdminToken(t *testing.T) {
 	}
 	if _, err := adminToken(e, "postgres", "postgres://x"); err == nil || !strings.Contains(err.Error(), "PARLEY_ADMIN_TOKEN") {
 		t.Errorf("postgres without PARLEY_ADMIN_TOKEN: %v", err)
+	}
+}
+
+// TestServeCPUProfile runs the server with --cpuprofile until its context ends, as a signal
+// ends it: the file then holds a CPU profile (gzip-compressed protobuf, whose string table
+// names the sample types "samples" and "cpu"). A path that cannot be created is refused at
+// start, before the database is opened.
+func TestServeCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "serve.prof")
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	e := &env{stdout: outW, stderr: &stderr, getenv: func(k string) string {
+		if k == "PARLEY_ADMIN_TOKEN" {
+			return "an-admin-token-for-the-test"
+		}
+		return ""
+	}}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, e, []string{"--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "p.db"), "--log-level", "error", "--cpuprofile", prof})
+		outW.Close()
+	}()
+	sc := bufio.NewScanner(outR)
+	url := ""
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "parley: listening on "); ok {
+			url = u
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("the server did not listen: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, outR)
+	for range 50 {
+		resp, err := http.Get(url + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("the profile is not gzip-compressed: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil || len(raw) == 0 {
+		t.Fatalf("the profile: %d bytes, %v", len(raw), err)
+	}
+	for _, s := range []string{"samples", "cpu", "nanoseconds"} {
+		if !bytes.Contains(raw, []byte(s)) {
+			t.Errorf("the profile names no %q", s)
+		}
+	}
+
+	err = runServe(t.Context(), e, []string{"--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "q.db"), "--cpuprofile", filepath.Join(dir, "missing", "serve.prof")})
+	if err == nil || !strings.Contains(err.Error(), "--cpuprofile") {
+		t.Errorf("a profile in a missing directory: %v", err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "q.db")); serr == nil {
+		t.Errorf("the database was opened before the profile was refused")
 	}
 }
