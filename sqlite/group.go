@@ -163,6 +163,9 @@ func WithCommitWait(d time.Duration) Option {
 	return func(s *Store) { s.commitWait = max(d, 0) }
 }
 
+// CommitWait is the bound of the commit wait this store was opened with (WithCommitWait).
+func (s *Store) CommitWait() time.Duration { return s.commitWait }
+
 // take adds o to the batch, withdrawing its announcement.
 func (s *Store) take(batch []*txOp, o *txOp) []*txOp {
 	if o.coming {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"runtime/trace"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/loadbench"
@@ -97,9 +95,6 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	if *instances > *seats {
 		return usageErrorf("--instances must be at most --seats (%d), not %d", *seats, *instances)
 	}
-	if *commitWait < 0 || *commitWait > 10*time.Millisecond {
-		return usageErrorf("--commit-wait must be 0..10ms, not %s", *commitWait)
-	}
 	if *stateMessages < 500 || *stateMessages > 1000000 {
 		return usageErrorf("--state-messages must be 500..1000000, not %d", *stateMessages)
 	}
@@ -110,10 +105,8 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	waitSet := false
-	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "commit-wait" })
-	if waitSet && kind != "sqlite" {
-		return usageErrorf("--commit-wait is for SQLite's committer: the PostgreSQL store batches a room's posts without waiting for more")
+	if err := checkCommitWait(fs, kind, *commitWait); err != nil {
+		return err
 	}
 	if *instances > 0 && kind != "postgres" {
 		return usageErrorf("--instances needs --db postgres://…: one SQLite file is served by one process, the one this bench runs")

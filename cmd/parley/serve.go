@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -83,6 +84,12 @@ proxy; an nginx site for it:
 
     parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
 
+--commit-wait D (SQLite) bounds how long the committer may hold a commit for posts that
+passed authentication and are on their way to it, so that one fsync serves them too; a lone
+post with nothing behind it commits at once. The default, 200µs, is about one commit's fixed
+cost; 0 never holds (each commit takes what is waiting); at most 10ms. Compare settings with
+'parley bench server --commit-wait D'.
+
 --cpuprofile FILE writes a Go CPU profile of the server, from start until it shuts down on
 SIGINT or SIGTERM, for 'go tool pprof FILE' (a server killed with SIGKILL leaves the file
 unfinished). The profiler samples the server 100 times a second; leave it off unless you
@@ -97,7 +104,8 @@ const serveExamples = `  parley serve
   parley serve --addr :443 --tls-cert /etc/parley/cert.pem --tls-key /etc/parley/key.pem
   parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
   parley serve --addr 0.0.0.0:7070 --allow-host parley.internal --trusted-proxy 10.0.0.0/8
-  parley serve --cpuprofile serve.prof   # then: go tool pprof -top serve.prof`
+  parley serve --cpuprofile serve.prof   # then: go tool pprof -top serve.prof
+  parley serve --commit-wait 0           # SQLite: never hold a commit for posts on their way`
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "serve [flags]", serveDescription, serveExamples)
@@ -110,6 +118,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of --tls-cert (default $PARLEY_TLS_KEY)")
 	publicURL := fs.String("public-url", "", "the `URL` users reach the server at through a proxy, e.g. https://parley.example.com: /mcp accepts its host and origin (default $PARLEY_PUBLIC_URL)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `file` from start until shutdown (for go tool pprof)")
+	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a commit for posts already on their way to it, so that one fsync serves them all (0: never; at most 10ms)")
 	var allowHosts, trustedProxies repeated
 	fs.Var(&allowHosts, "allow-host", "another host `name` /mcp accepts (DNS-rebinding protection refuses names not listed); repeatable")
 	fs.Var(&trustedProxies, "trusted-proxy", "believe X-Forwarded-For/-Proto from this `CIDR` or address, your reverse proxy's; repeatable")
@@ -171,6 +180,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkCommitWait(fs, kind, *commitWait); err != nil {
+		return err
+	}
 	if kind == "sqlite" {
 		unlock, err := lockDB(target)
 		if err != nil {
@@ -179,7 +191,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		defer unlock()
 	}
 	// The lock above makes this the file's only writer (sqlite.Sole).
-	store, err := openStoreLogged(ctx, kind, target, log, kind == "sqlite")
+	store, err := openStoreLogged(ctx, kind, target, log, kind == "sqlite", sqlite.WithCommitWait(*commitWait))
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -233,6 +245,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "tls", certs != nil, "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion(),
 		"public_url", *publicURL, "allow_hosts", strings.Join(proxy.hosts, ","), "trusted_proxies", proxy.trusted.String())
+	if st, ok := store.(interface{ CommitWait() time.Duration }); ok {
+		log.Info("sqlite committer", "commit_wait", st.CommitWait().String())
+	}
 	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
 	if proxy.publicURL != nil {
 		fmt.Fprintf(e.stdout, "parley: public URL %s (MCP at %s/mcp)\n", proxy.origin, proxy.origin)
@@ -433,4 +448,18 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// checkCommitWait refuses a --commit-wait out of range, or given for a store without the
+// SQLite committer (PostgreSQL batches a room's posts without waiting for more).
+func checkCommitWait(fs *flag.FlagSet, kind string, d time.Duration) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "commit-wait" })
+	if set && kind != "sqlite" {
+		return usageErrorf("--commit-wait is for SQLite's committer: the PostgreSQL store batches a room's posts without waiting for more")
+	}
+	if d < 0 || d > 10*time.Millisecond {
+		return usageErrorf("--commit-wait must be 0..10ms, not %s", d)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parleyhq/parley"
@@ -169,4 +170,71 @@ func TestServeCPUProfile(t *testing.T) {
 	if _, serr := os.Stat(filepath.Join(dir, "q.db")); serr == nil {
 		t.Errorf("the database was opened before the profile was refused")
 	}
+}
+
+// TestServeCommitWait: --commit-wait reaches the SQLite store (the server logs the bound its
+// store was opened with), and a value out of range, or one given with PostgreSQL, is a usage
+// error before anything is opened.
+func TestServeCommitWait(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--commit-wait", "-1ms"},
+		{"--commit-wait", "11ms"},
+		{"--db", "postgres://x@127.0.0.1:1/y", "--commit-wait", "1ms"},
+	} {
+		args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "never.db")}, args...)
+		code, _, errOut := runMain(t, args...)
+		if code != 2 || !strings.Contains(errOut, "--commit-wait") {
+			t.Errorf("%q: exit %d, %q; want a usage error naming --commit-wait", args, code, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never.db")); err == nil {
+		t.Error("a refused --commit-wait opened the database")
+	}
+
+	for _, wait := range []string{"0s", "3ms"} {
+		outR, outW := io.Pipe()
+		var stderr syncBuffer
+		e := &env{stdout: outW, stderr: &stderr, getenv: func(k string) string {
+			if k == "PARLEY_ADMIN_TOKEN" {
+				return "an-admin-token-for-the-test"
+			}
+			return ""
+		}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			done <- runServe(ctx, e, []string{"--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "p.db"), "--commit-wait", wait})
+			outW.Close()
+		}()
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() && !strings.HasPrefix(sc.Text(), "parley: listening on ") {
+		}
+		go io.Copy(io.Discard, outR)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("serve --commit-wait %s: %v", wait, err)
+		}
+		if want := "commit_wait=" + wait; !strings.Contains(stderr.String(), want) {
+			t.Errorf("serve --commit-wait %s: the log does not show %s:\n%s", wait, want, stderr.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
