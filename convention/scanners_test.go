@@ -338,3 +338,16 @@ func TestTextWordsIn(t *testing.T) {
 		t.Errorf("textWordsIn = %v, want %v", got, want)
 	}
 }
+
+// BenchmarkTextWords splits the lines of the post `parley bench server` sends into words, as
+// the linter does once a line.
+func BenchmarkTextWords(b *testing.B) {
+	lines := strings.Split("v1 report load to s03 n=4\noutcome batch 1234 of s02 finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-1234\ntodo next batch after review", "\n")
+	var buf [16]tok
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			appendTextWords(buf[:0], l)
+		}
+	}
+}
