@@ -67,6 +67,11 @@ type Message struct {
 
 	pos         headerPos // where the header's parts were written; zero for built messages
 	laterHeader int       // a line below the first that looks like a header, when the first does not
+
+	// Where Parse keeps Header.To and pos.seats for the one or two addressees of nearly every
+	// message, in the message's own allocation (parseSeats).
+	toBuf    [2]string
+	seatsBuf [2]int
 }
 
 // headerPos remembers where each part of the header was written, so that diagnostics found
@@ -695,9 +700,20 @@ func (m *Message) parseSeats(ts []tok) []Diagnostic {
 			return diags
 		}
 	}
+	if m.Header.To == nil && p.seats == nil {
+		// Appended to in place up to two addressees, past that in a slice of their own.
+		m.Header.To, p.seats = m.toBuf[:0:len(m.toBuf)], m.seatsBuf[:0:len(m.seatsBuf)]
+	}
 	for _, t := range ts {
-		off := 0
-		for part := range strings.SplitSeq(t.s, ",") {
+		// The parts between commas, each with its column, as strings.SplitSeq(t.s, ",")
+		// gives them.
+		for off, rest, more := 0, t.s, true; more; {
+			part := rest
+			if k := strings.IndexByte(rest, ','); k >= 0 {
+				part, rest = rest[:k], rest[k+1:]
+			} else {
+				more = false
+			}
 			col := t.col + off
 			off += len(part) + 1
 			if part == "" {
@@ -715,8 +731,11 @@ func (m *Message) parseSeats(ts []tok) []Diagnostic {
 			p.seats = append(p.seats, col)
 		}
 	}
-	if len(m.Header.To) == 0 && len(diags) == 0 {
-		errAt(ts[0].col, "to names no seat: write to <seat>, several as to a,b, or to all", "")
+	if len(m.Header.To) == 0 {
+		m.Header.To, p.seats = nil, nil // no addressee is a nil list, as when none was appended
+		if len(diags) == 0 {
+			errAt(ts[0].col, "to names no seat: write to <seat>, several as to a,b, or to all", "")
+		}
 	}
 	return diags
 }
