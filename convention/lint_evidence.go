@@ -18,11 +18,18 @@ func (l *linter) pairs() {
 	}
 	var few [4]done // the dones of most messages, on the stack
 	dones := few[:0]
-	byKey := map[string]int{}       // the index in dones of the nearest done#k above
-	pending := map[string]evKinds{} // evidence of ev#k seen before their done#k
-	lastDone := map[string]int{}    // line of the last done#k, to spot an ev#k written above it
+	// Made at their first entry (a message without a numbered done needs none of them); a nil
+	// map reads as empty.
+	var (
+		byKey    map[string]int     // the index in dones of the nearest done#k above
+		pending  map[string]evKinds // evidence of ev#k seen before their done#k
+		lastDone map[string]int     // line of the last done#k, to spot an ev#k written above it
+	)
 	for _, ln := range l.m.Lines {
 		if ln.Word == "done" && ln.Key != "" {
+			if lastDone == nil {
+				lastDone = map[string]int{}
+			}
 			lastDone[ln.Key] = ln.Num
 		}
 	}
@@ -37,6 +44,9 @@ func (l *linter) pairs() {
 			}
 			if prev, dup := byKey[ln.Key]; dup {
 				l.warn(ln.Num, ln.Col(), "duplicate-key", "done#"+ln.Key+" is used twice (first on line "+strconv.Itoa(dones[prev].line.Num)+"): evidence cannot say which one it proves", "")
+			}
+			if byKey == nil {
+				byKey = map[string]int{}
 			}
 			byKey[ln.Key] = last // an ev#k below pairs with the nearest done#k above it
 		case "ev":
@@ -54,6 +64,9 @@ func (l *linter) pairs() {
 				dones[j].ev.add(kind)
 			} else if lastDone[ln.Key] > ln.Num {
 				l.warn(ln.Num, ln.Col(), "ev-order", "ev#"+ln.Key+" comes before done#"+ln.Key+": put evidence under the done it proves", "")
+				if pending == nil {
+					pending = map[string]evKinds{}
+				}
 				p := pending[ln.Key]
 				p.add(kind)
 				pending[ln.Key] = p
