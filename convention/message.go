@@ -122,9 +122,12 @@ type Options struct {
 // version word such as v1 followed by a `to` or an `n=` on the same line. It is how a room or
 // the linter tells a convention message from AACP or plain text before parsing it.
 func Looks(src string) bool {
-	line := firstLine(src)
 	var buf [16]tok // a header's words, on the stack: every post is looked at here
-	toks := appendTokensTo(buf[:0], line)
+	return looksTokens(appendTokensTo(buf[:0], firstLine(src)))
+}
+
+// looksTokens is Looks on the tokens of a line.
+func looksTokens(toks []tok) bool {
 	if len(toks) < 2 || !looksVersion(toks[0].s) {
 		return false
 	}
@@ -343,10 +346,14 @@ func Parse(src string) (*Message, []Diagnostic) {
 		return m, diags
 	}
 	m.pos.line = headerAt + 1
-	if !Looks(lines[headerAt]) {
+	// The header's tokens, split once for both the look and the parse (on the stack for
+	// nearly every header).
+	var hbuf [16]tok
+	htoks := appendTokensTo(hbuf[:0], lines[headerAt])
+	if !looksTokens(htoks) { // Looks(lines[headerAt]): the line is not blank
 		m.laterHeader = HeaderLine(src)
 	}
-	diags = append(diags, m.parseHeader(lines[headerAt])...)
+	diags = append(diags, m.parseHeader(lines[headerAt], htoks)...)
 	pendingBlank := []int(nil)
 	m.Lines = make([]Line, 0, len(lines)-headerAt-1) // at most one a line, allocated once
 	for i := headerAt + 1; i < len(lines); i++ {
@@ -458,7 +465,7 @@ func validSeat(s string) bool {
 }
 
 // parseHeader reads `v1 <intent> <topic> to <seat>[,<seat>…] [re <seq>] n=<count>`.
-func (m *Message) parseHeader(raw string) []Diagnostic {
+func (m *Message) parseHeader(raw string, toks []tok) []Diagnostic {
 	h := &m.Header
 	p := &m.pos
 	p.raw = raw
@@ -466,8 +473,7 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 	errAt := func(col int, code, msg, fix string) {
 		diags = append(diags, Diagnostic{Line: p.line, Col: col, Severity: SeverityError, Code: code, Message: msg, Fix: fix})
 	}
-	var tbuf [16]tok // the header's tokens, on the stack for nearly every header
-	toks := appendTokensTo(tbuf[:0], raw)
+	// toks are raw's tokens (Parse splits the header once), which parseHeader may change.
 	if len(toks) > 0 {
 		last := toks[len(toks)-1]
 		p.end = last.col + len(last.s)
