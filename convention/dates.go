@@ -95,13 +95,16 @@ func findDates(s string) []dateHit {
 		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	month := hasDigit && mentionsMonth(lower)
-	if month && digitRun(s, 4) { // both of its forms end in a 4-digit year
+	// Both of namedRe's forms end in a 4-digit year, and write the month before white space
+	// and a digit; a line outside ASCII is not put to the second test (its (?i) folds ſ to s,
+	// which lowering does not).
+	if month && digitRun(s, 4) && (hint.wide || monthBeforeDay(lower, monthFormIndex)) {
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && hint.slash {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (hint.colon || hint.meridiem) {
+	if hasDigit && (hint.colon || hint.meridiem) && clockShape(s) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {
@@ -221,7 +224,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var noYear [][]int
-	if month && spaceDigit(s) { // the month is followed by spaces and a day
+	if month && spaceDigit(s) && monthBeforeDay(s, capitalMonthIndex) { // a capitalised month, spaces and a day
 		noYear = noYearRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range noYear {
@@ -290,6 +293,8 @@ type dateHints struct {
 	// '.' of a character outside ASCII (TestLowerToASCII), so these are found in s with
 	// ASCII case folded.
 	meridiem bool
+	// wide: s holds a byte outside ASCII.
+	wide bool
 }
 
 func dateHintsOf(s string) (h dateHints) {
@@ -305,7 +310,7 @@ func dateHintsOf(s string) (h dateHints) {
 		case hintM:
 			h.meridiem = h.meridiem || meridiemBefore(s[:i])
 		case hintOther:
-			h.folds = true
+			h.folds, h.wide = true, true
 		case hintSlash:
 			h.slash = true
 		case hintColon:
@@ -471,6 +476,95 @@ func spaceDigit(s string) bool {
 		switch s[i] {
 		case ' ', '\t', '\n', '\f', '\r':
 			if s[i+1] >= '0' && s[i+1] <= '9' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// monthForms are the spellings of monthAlt, lower-case. monthFormIndex holds them all, for
+// namedRe on a line lowered; capitalMonthIndex holds them capitalised, as noYearRe requires,
+// without May ("may 3" is not a date).
+var monthForms = []string{"jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june",
+	"jul", "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov", "november", "dec", "december"}
+
+var monthFormIndex, capitalMonthIndex = newStemIndex(monthForms), func() *stemIndex {
+	var caps []string
+	for _, m := range monthForms {
+		if m != "may" {
+			caps = append(caps, strings.ToUpper(m[:1])+m[1:])
+		}
+	}
+	return newStemIndex(caps)
+}()
+
+// monthBeforeDay reports whether s holds one of x's month spellings followed by an optional
+// '.' and ',', white space, and an ASCII digit: what every match of noYearRe needs in s
+// (capitalMonthIndex), and of namedRe in an ASCII line lowered (monthFormIndex), whose day
+// or year follows the month. Most lines that mention a month's stem do not ("decide 2026",
+// "mark 2026"), and this test is far cheaper than either expression (FuzzDatePrefilters
+// holds it to them).
+func monthBeforeDay(s string, x *stemIndex) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if x.second[s[i]]&(1<<(s[i+1]&63)) == 0 {
+			continue
+		}
+		for _, m := range x.first[s[i]] {
+			if len(s)-i >= len(m) && s[i+1:i+len(m)] == m[1:] && dayAfter(s, i+len(m)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dayAfter reports whether s from j holds an optional '.' and ',', then white space, then an
+// ASCII digit.
+func dayAfter(s string, j int) bool {
+	if j < len(s) && s[j] == '.' {
+		j++
+	}
+	if j < len(s) && s[j] == ',' {
+		j++
+	}
+	k := j
+	for k < len(s) && reSpace(s[k]) {
+		k++
+	}
+	return k > j && k < len(s) && isDigit(s[k])
+}
+
+// reSpace is what \s matches in Go's regular expressions, and the vertical tab.
+func reSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v'
+}
+
+// clockShape reports whether s holds what every match of clockRe starts with: a digit, then
+// a colon and two digits (9:30), or am or pm in either case, with an optional '.' inside and
+// one optional space before (9pm, 9 A.M). Many lines with a colon and a digit hold no time
+// ("ask decide 20260918T0900Z: mock"), and the test is far cheaper than the expression.
+func clockShape(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		if s[i+1] == ':' {
+			if i+3 < len(s) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+				return true
+			}
+			continue
+		}
+		j := i + 1
+		if reSpace(s[j]) {
+			j++
+		}
+		if j < len(s) && (s[j]|0x20 == 'a' || s[j]|0x20 == 'p') {
+			j++
+			if j < len(s) && s[j] == '.' {
+				j++
+			}
+			if j < len(s) && s[j]|0x20 == 'm' {
 				return true
 			}
 		}

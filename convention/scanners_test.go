@@ -28,7 +28,7 @@ var prefilterSeeds = []string{
 }
 
 func FuzzDatePrefilters(f *testing.F) {
-	for _, s := range prefilterSeeds {
+	for _, s := range append(prefilterSeeds, monthClockSeeds...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -42,6 +42,7 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("relativeWord(%q) = %v, the rune-by-rune fold says %v", s, got, want)
 		}
 		checkDateHints(t, s)
+		checkMonthClockShapes(t, s)
 		lower := strings.ToLower(s)
 		if got, want := mentionsMonth(lower), refContainsAny(lower, monthStems); got != want {
 			t.Errorf("mentionsMonth(%q) = %v, strings.Contains says %v", lower, got, want)
@@ -50,6 +51,34 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("mentionsRelative(%q) = %v, strings.Contains says %v", lower, got, want)
 		}
 	})
+}
+
+// checkMonthClockShapes holds monthBeforeDay and clockShape to the expressions they stand
+// in front of: wherever one matches, the test must pass (on a line within ASCII for namedRe,
+// lowered, as findDates asks it).
+func checkMonthClockShapes(t *testing.T, s string) {
+	t.Helper()
+	if m := namedRe.FindString(s); m != "" && !dateHintsOf(s).wide && !monthBeforeDay(strings.ToLower(s), monthFormIndex) {
+		t.Errorf("monthBeforeDay(%q) = false, but namedRe matches %q", strings.ToLower(s), m)
+	}
+	if m := noYearRe.FindString(s); m != "" && !monthBeforeDay(s, capitalMonthIndex) {
+		t.Errorf("monthBeforeDay(%q, capitalised) = false, but noYearRe matches %q", s, m)
+	}
+	if m := clockRe.FindString(s); m != "" && !clockShape(s) {
+		t.Errorf("clockShape(%q) = false, but clockRe matches %q", s, m)
+	}
+	if w := strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) || !utf8.ValidString(s); w != dateHintsOf(s).wide {
+		t.Errorf("dateHintsOf(%q).wide = %v, want %v", s, dateHintsOf(s).wide, w)
+	}
+}
+
+// monthClockSeeds are dates and times in every form namedRe, noYearRe and clockRe know, and
+// lines near them that none of them matches.
+var monthClockSeeds = []string{
+	"Sep 19, 2026", "September 19th, 2026", "19 Sept. 2026", "19th of december, 2026", "DEC 3 2026", "dec.\t3 2026",
+	"9pm on Sep 19, 2026", "Friday, Jun 5 2026 at 9:30", "Jan 5", "June 7th", "Sept. 9", "may 3", "May 3 2026",
+	"ask decide 20260918T0900Z: mock", "decide 2026", "mark 2026", "9:30", "9 A.M", "5pM", "12:0", "9:3x", "at 9 a.m.",
+	"9\vpm", "9\u00a0pm", "Jan\u00a05", "auguſt 5, 2026", "decide: x 2026 ſep 5, 2026", "1 mar,\n2026", "Dec,5",
 }
 
 // checkDateHints holds dateHintsOf to the searches it replaces.
@@ -96,6 +125,19 @@ func refContainsAny(s string, stems []string) bool {
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
 func TestDatePrefilters(t *testing.T) {
+	for _, s := range append(prefilterSeeds, monthClockSeeds...) {
+		checkMonthClockShapes(t, s)
+	}
+	for s, want := range map[string]bool{"Sep 19, 2026": true, "decide 2026": false, "ask decide 20260918T0900Z: mock": false, "mark 2026": false, "19 Sept. 2026": true} {
+		if got := monthBeforeDay(strings.ToLower(s), monthFormIndex); got != want {
+			t.Errorf("monthBeforeDay(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"ask decide 20260918T0900Z: mock": false, "9:30": true, "at 9 a.m.": true, "p=0.7: m": false} {
+		if got := clockShape(s); got != want {
+			t.Errorf("clockShape(%q) = %v, want %v", s, got, want)
+		}
+	}
 	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "9 A.M", "5pM", "p.", "a", "xa.", "P.m.", "9\u0130am", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
 		checkDateHints(t, s)
 	}
