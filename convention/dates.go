@@ -597,7 +597,12 @@ var relativeWords = []string{"today", "tonight", "tomorrow", "yesterday", "eod",
 // reads case: the Kelvin sign is a k and the long s (ſ) an s. It is false only where
 // relativeRe has no match, and narrows mentionsRelative's stems ("next ", "this ", "day"),
 // which ordinary lines hold ("todo next batch").
-func relativeWord(s string) bool {
+func relativeWord(s string) bool { return foldedStemsIn(s, relativeWordIndex) }
+
+// foldedStemsIn reports whether s, with its case folded as a (?i) regular expression reads it
+// (ASCII letters, the Kelvin sign as k and the long s as s), holds one of x's lower-case
+// stems.
+func foldedStemsIn(s string, x *stemIndex) bool {
 	var small [256]byte // the folded text of most lines, on the stack
 	f := small[:0]
 	for i := 0; i < len(s); {
@@ -620,7 +625,7 @@ func relativeWord(s string) bool {
 		}
 		i += size
 	}
-	return stemsIn(relativeWordIndex, f)
+	return stemsIn(x, f)
 }
 
 // relativeWordIndex is relativeWords by their first byte.

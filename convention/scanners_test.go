@@ -393,3 +393,33 @@ func BenchmarkTextWords(b *testing.B) {
 		}
 	}
 }
+
+// aboutTestsSeeds are done lines about tests in every word testsRe knows, in odd cases and
+// folds (the long s, the Kelvin sign), and lines near them that are not.
+var aboutTestsSeeds = []string{"limiter lib/rate-limit.ts sliding window", "unit tests pass", "TESTED", "teſts green",
+	"CI is green", "decide the spec", "e2e", "go test ./...", "go  test", "vitest run", "Jest", "coverage 80%", "suite",
+	"contest", "latest", "passport", "cities", "ci", "x_ci", "ci_x", "\u212a ci", "PASSING", "pass", "", "te\xffst"}
+
+func checkAboutTests(t *testing.T, s string) {
+	t.Helper()
+	if got, want := aboutTests(s), testsRe.MatchString(s); got != want {
+		t.Errorf("aboutTests(%q) = %v, testsRe says %v", s, got, want)
+	}
+}
+
+func TestAboutTests(t *testing.T) {
+	for _, s := range aboutTestsSeeds {
+		checkAboutTests(t, s)
+	}
+	// The stems do skip what they are for.
+	if foldedStemsIn("limiter lib/rate-limit.ts sliding window", testStemIndex) {
+		t.Error("a done line with no word of testsRe passed the stems")
+	}
+}
+
+func FuzzAboutTests(f *testing.F) {
+	for _, s := range aboutTestsSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkAboutTests)
+}
