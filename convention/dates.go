@@ -92,7 +92,7 @@ func findDates(s string) []dateHit {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && hint.upperT && len(s) >= 11 {
-		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
+		nearBasic = nearBasicMatches(s)
 	}
 	month := hasDigit && mentionsMonth(lower)
 	// Both of namedRe's forms end in a 4-digit year, and write the month before white space
@@ -101,7 +101,7 @@ func findDates(s string) []dateHit {
 	if month && digitRun(s, 4) && (hint.wide || monthBeforeDay(lower, monthFormIndex)) {
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && hint.slash {
+	if hasDigit && hint.slash && slashShape(s) {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && (hint.colon || hint.meridiem) && clockShape(s) {
@@ -478,6 +478,61 @@ func spaceDigit(s string) bool {
 			if s[i+1] >= '0' && s[i+1] <= '9' {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// nearBasicMatches is nearBasicRe.FindAllStringSubmatchIndex(s, -1), with the expression run
+// only where a match can start, on the bytes a match can span: every match starts with eight
+// digits, a T and two digits, and spans at most nearBasicMax bytes, and the expression has no
+// anchor or word boundary, so what it matches from such a start depends on those bytes alone.
+// The expression's backtracking over the whole of a line was most of the cost of a line with
+// a time written right (FuzzNearBasic holds the two to the same answers).
+func nearBasicMatches(s string) [][]int {
+	var out [][]int
+	for from := 0; ; {
+		t := strings.IndexByte(s[from:], 'T')
+		if t < 0 {
+			return out
+		}
+		t += from
+		i := t - 8
+		if i < from || t+2 >= len(s) || !allDigits(s[i:t]) || !isDigit(s[t+1]) || !isDigit(s[t+2]) {
+			from = t + 1
+			continue
+		}
+		m := nearBasicRe.FindStringSubmatchIndex(s[i:min(len(s), i+nearBasicMax)])
+		if m == nil || m[0] != 0 { // cannot be: the window starts with what every match does
+			return nearBasicRe.FindAllStringSubmatchIndex(s, -1)
+		}
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += i
+			}
+		}
+		out = append(out, m)
+		from = m[1]
+	}
+}
+
+// nearBasicMax is the longest match of nearBasicRe: 20260919T12:00:00Z.
+const nearBasicMax = len("20260919T12:00:00Z")
+
+// slashShape reports whether s holds what every match of slashRe does: a digit, a slash, one
+// or two digits, a slash and a digit. Lines with a digit and a slash are common (paths, 1/3,
+// feat/x2) and seldom dates.
+func slashShape(s string) bool {
+	for p := 1; p+2 < len(s); p++ {
+		if s[p] != '/' || !isDigit(s[p-1]) || !isDigit(s[p+1]) {
+			continue
+		}
+		q := p + 2
+		if isDigit(s[q]) {
+			q++
+		}
+		if q+1 < len(s) && s[q] == '/' && isDigit(s[q+1]) {
+			return true
 		}
 	}
 	return false

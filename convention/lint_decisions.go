@@ -102,14 +102,14 @@ func (l *linter) decisions() {
 var decidedHints = []string{"decid", "chose", "choos", "approv", "signed off", "picked", "settled on", "went with", "goes with", "going with", "go with"}
 
 func decidedIndex(raw string) []int {
-	lower := strings.ToLower(raw)
-	for _, h := range decidedHints {
-		if strings.Contains(lower, h) {
-			return decidedRe.FindStringSubmatchIndex(raw)
-		}
+	if !decidedHintIndex.in(strings.ToLower(raw)) { // one pass for all the hints
+		return nil
 	}
-	return nil
+	return decidedRe.FindStringSubmatchIndex(raw)
 }
+
+// decidedHintIndex is decidedHints by their first byte.
+var decidedHintIndex = newStemIndex(decidedHints)
 
 func pronounless(who string) string {
 	switch strings.ToLower(who) {

@@ -3,6 +3,7 @@ package convention
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -422,4 +423,49 @@ func FuzzAboutTests(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkAboutTests)
+}
+
+// windowSeeds are lines with near-ISO-basic times, slashed dates and decisions, placed at the
+// ends of lines, run together and next to each other, and lines that only come near.
+var windowSeeds = []string{"ask decide 20260918T0900Z: mock", "20260919T1200", "20260919T12:00:00Z", "x20260919T12:00:00Z20260920T13Z",
+	"120260919T1200", "20260919T1", "20260919T12", "2026091T12", "20260919T12:0", "20260919T1200:00Z", "T20260919T12 T",
+	"20260919T12\xff", "20260919T12:\u00e9", "19/09/2026", "2026/09/19", "1/2/3", "1/2/34", "feat/x2", "a1/23/4567b",
+	"9//2026", "1/234/56", "We decided to ship", "SIGNED OFF by ops", "went  with", "Decidir", "\u212a go with"}
+
+func checkWindows(t *testing.T, s string) {
+	t.Helper()
+	if got, want := nearBasicMatches(s), nearBasicRe.FindAllStringSubmatchIndex(s, -1); !reflect.DeepEqual(got, want) {
+		t.Errorf("nearBasicMatches(%q) = %v, nearBasicRe gives %v", s, got, want)
+	}
+	if m := slashRe.FindString(s); m != "" && !slashShape(s) {
+		t.Errorf("slashShape(%q) = false, but slashRe matches %q", s, m)
+	}
+	var want []int
+	lower := strings.ToLower(s)
+	for _, h := range decidedHints {
+		if strings.Contains(lower, h) {
+			want = decidedRe.FindStringSubmatchIndex(s)
+			break
+		}
+	}
+	if got := decidedIndex(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("decidedIndex(%q) = %v, the hint-by-hint search gives %v", s, got, want)
+	}
+}
+
+func TestWindows(t *testing.T) {
+	for _, s := range windowSeeds {
+		checkWindows(t, s)
+	}
+	checkWindows(t, strings.Join(windowSeeds, " "))
+	if slashShape("feat/x2 1/3") || !slashShape("on 19/09/2026") {
+		t.Error("slashShape does not skip what it is for")
+	}
+}
+
+func FuzzWindows(f *testing.F) {
+	for _, s := range windowSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkWindows)
 }
