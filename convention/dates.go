@@ -654,6 +654,24 @@ var relativeWords = []string{"today", "tonight", "tomorrow", "yesterday", "eod",
 // which ordinary lines hold ("todo next batch").
 func relativeWord(s string) bool { return foldedStemsIn(s, relativeWordIndex) }
 
+// lowerStemsIn reports whether strings.ToLower(s) holds one of x's stems, lowering a line
+// within ASCII on the stack rather than in a new string.
+func lowerStemsIn(s string, x *stemIndex) bool {
+	var small [256]byte
+	f := small[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return stemsIn(x, strings.ToLower(s)) // ToLower's own rules outside ASCII
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		f = append(f, c)
+	}
+	return stemsIn(x, f)
+}
+
 // foldedStemsIn reports whether s, with its case folded as a (?i) regular expression reads it
 // (ASCII letters, the Kelvin sign as k and the long s as s), holds one of x's lower-case
 // stems.

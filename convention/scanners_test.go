@@ -430,7 +430,8 @@ func FuzzAboutTests(f *testing.F) {
 var windowSeeds = []string{"ask decide 20260918T0900Z: mock", "20260919T1200", "20260919T12:00:00Z", "x20260919T12:00:00Z20260920T13Z",
 	"120260919T1200", "20260919T1", "20260919T12", "2026091T12", "20260919T12:0", "20260919T1200:00Z", "T20260919T12 T",
 	"20260919T12\xff", "20260919T12:\u00e9", "19/09/2026", "2026/09/19", "1/2/3", "1/2/34", "feat/x2", "a1/23/4567b",
-	"9//2026", "1/234/56", "We decided to ship", "SIGNED OFF by ops", "went  with", "Decidir", "\u212a go with"}
+	"9//2026", "1/234/56", "We decided to ship", "SIGNED OFF by ops", "went  with", "Decidir", "\u212a go with",
+	"decider yu (CTO)", "decider yu; Mara cho\u017fe B", "Mara pic\u212aed B", "Bob \u017figned off", "ops (lead) has approved it", "DECIDED"}
 
 func checkWindows(t *testing.T, s string) {
 	t.Helper()
@@ -447,6 +448,9 @@ func checkWindows(t *testing.T, s string) {
 			want = decidedRe.FindStringSubmatchIndex(s)
 			break
 		}
+	}
+	if got, want := lowerStemsIn(s, decidedHintIndex), refContainsAny(strings.ToLower(s), decidedHints); got != want {
+		t.Errorf("lowerStemsIn(%q) = %v, strings.Contains of the lowered line says %v", s, got, want)
 	}
 	if got := decidedIndex(s); !reflect.DeepEqual(got, want) {
 		t.Errorf("decidedIndex(%q) = %v, the hint-by-hint search gives %v", s, got, want)
