@@ -83,10 +83,8 @@ func findDates(s string) []dateHit {
 	// linter's main cost.
 	hint := dateHintsOf(s)
 	hasDigit := hint.digit
-	lower := s
-	if hint.folds {
-		lower = strings.ToLower(s)
-	}
+	// What the stem tests find in the line lowered (a line within ASCII lowered on the stack).
+	low := lowerFactsFor(s, hint, !hint.wide && digitRun(s, 4))
 	var extISO, nearBasic, named, slash, clocks [][]int
 	if hasDigit && extISOShape(s) {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
@@ -94,11 +92,11 @@ func findDates(s string) []dateHit {
 	if hasDigit && hint.upperT && len(s) >= 11 {
 		nearBasic = nearBasicMatches(s)
 	}
-	month := hasDigit && mentionsMonth(lower)
+	month := low.month
 	// Both of namedRe's forms end in a 4-digit year, and write the month before white space
 	// and a digit; a line outside ASCII is not put to the second test (its (?i) folds ſ to s,
 	// which lowering does not).
-	if month && digitRun(s, 4) && (hint.wide || monthBeforeDay(lower, monthFormIndex)) {
+	if month && digitRun(s, 4) && (hint.wide || low.monthDay) {
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && hint.slash && slashShape(s) {
@@ -258,7 +256,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var relative [][]int
-	if mentionsRelative(lower) && relativeWord(s) {
+	if low.relative && relativeWord(s) {
 		relative = relativeRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range relative {
@@ -538,6 +536,40 @@ func slashShape(s string) bool {
 	return false
 }
 
+// lowerFacts are what findDates' stem tests find in a line lowered (strings.ToLower): a
+// month's stem, with a digit in the line (month); a month's spelling before white space and a
+// digit, when asked (monthDay); a stem of the relative words (relative).
+type lowerFacts struct{ month, monthDay, relative bool }
+
+// lowerFactsFor is lowerFactsOf(strings.ToLower(s), …) without a new string for a line within
+// ASCII: one that has nothing to lower is read as it is, another lowered on the stack
+// (TestLowerFacts holds the three ways to the same answers).
+func lowerFactsFor(s string, hint dateHints, dayWanted bool) lowerFacts {
+	switch {
+	case !hint.folds:
+		return lowerFactsOf(s, hint.digit, dayWanted)
+	case !hint.wide:
+		var small [256]byte
+		b := small[:0]
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		return lowerFactsOf(b, hint.digit, dayWanted)
+	}
+	return lowerFactsOf(strings.ToLower(s), hint.digit, dayWanted)
+}
+
+func lowerFactsOf[S string | []byte](lower S, digit, dayWanted bool) (f lowerFacts) {
+	f.month = digit && stemsIn(monthIndex, lower)
+	f.monthDay = f.month && dayWanted && monthBeforeDay(lower, monthFormIndex)
+	f.relative = stemsIn(relativeIndex, lower)
+	return f
+}
+
 // monthForms are the spellings of monthAlt, lower-case. monthFormIndex holds them all, for
 // namedRe on a line lowered; capitalMonthIndex holds them capitalised, as noYearRe requires,
 // without May ("may 3" is not a date).
@@ -560,13 +592,13 @@ var monthFormIndex, capitalMonthIndex = newStemIndex(monthForms), func() *stemIn
 // or year follows the month. Most lines that mention a month's stem do not ("decide 2026",
 // "mark 2026"), and this test is far cheaper than either expression (FuzzDatePrefilters
 // holds it to them).
-func monthBeforeDay(s string, x *stemIndex) bool {
+func monthBeforeDay[S string | []byte](s S, x *stemIndex) bool {
 	for i := 0; i+1 < len(s); i++ {
 		if x.second[s[i]]&(1<<(s[i+1]&63)) == 0 {
 			continue
 		}
 		for _, m := range x.first[s[i]] {
-			if len(s)-i >= len(m) && s[i+1:i+len(m)] == m[1:] && dayAfter(s, i+len(m)) {
+			if len(s)-i >= len(m) && string(s[i+1:i+len(m)]) == m[1:] && dayAfter(s, i+len(m)) {
 				return true
 			}
 		}
@@ -576,7 +608,7 @@ func monthBeforeDay(s string, x *stemIndex) bool {
 
 // dayAfter reports whether s from j holds an optional '.' and ',', then white space, then an
 // ASCII digit.
-func dayAfter(s string, j int) bool {
+func dayAfter[S string | []byte](s S, j int) bool {
 	if j < len(s) && s[j] == '.' {
 		j++
 	}

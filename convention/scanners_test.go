@@ -65,6 +65,12 @@ func checkMonthClockShapes(t *testing.T, s string) {
 	if m := noYearRe.FindString(s); m != "" && !monthBeforeDay(s, capitalMonthIndex) {
 		t.Errorf("monthBeforeDay(%q, capitalised) = false, but noYearRe matches %q", s, m)
 	}
+	h := dateHintsOf(s)
+	for _, day := range []bool{false, true} {
+		if got, want := lowerFactsFor(s, h, day), lowerFactsOf(strings.ToLower(s), h.digit, day); got != want {
+			t.Errorf("lowerFactsFor(%q, day %v) = %+v, on strings.ToLower %+v", s, day, got, want)
+		}
+	}
 	if m := clockRe.FindString(s); m != "" && !clockShape(s) {
 		t.Errorf("clockShape(%q) = false, but clockRe matches %q", s, m)
 	}
@@ -79,7 +85,7 @@ var monthClockSeeds = []string{
 	"Sep 19, 2026", "September 19th, 2026", "19 Sept. 2026", "19th of december, 2026", "DEC 3 2026", "dec.\t3 2026",
 	"9pm on Sep 19, 2026", "Friday, Jun 5 2026 at 9:30", "Jan 5", "June 7th", "Sept. 9", "may 3", "May 3 2026",
 	"ask decide 20260918T0900Z: mock", "decide 2026", "mark 2026", "9:30", "9 A.M", "5pM", "12:0", "9:3x", "at 9 a.m.",
-	"9\vpm", "9\u00a0pm", "Jan\u00a05", "auguſt 5, 2026", "decide: x 2026 ſep 5, 2026", "1 mar,\n2026", "Dec,5",
+	"9\vpm", "9\u00a0pm", "SEP 5 2026 ASAP", "Next Week on DEC. 3, 2026", "DAY \u0130 2026", "Jan\u00a05", "auguſt 5, 2026", "decide: x 2026 ſep 5, 2026", "1 mar,\n2026", "Dec,5",
 }
 
 // checkDateHints holds dateHintsOf to the searches it replaces.
