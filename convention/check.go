@@ -1,6 +1,10 @@
 package convention
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // Check parses src, validates it and lints it, and returns every diagnostic sorted by
 // position (errors before warnings at the same position).
@@ -12,21 +16,33 @@ func Check(src string, opt Options) (*Message, []Diagnostic) {
 	return m, diags
 }
 
-// SortDiagnostics orders diagnostics by line, column, then errors first, then code.
+// SortDiagnostics orders diagnostics by line, column, then errors first, then code, keeping
+// the order of those equal in all four.
 func SortDiagnostics(diags []Diagnostic) {
-	sort.SliceStable(diags, func(i, j int) bool {
-		a, b := diags[i], diags[j]
-		if a.Line != b.Line {
-			return a.Line < b.Line
+	if len(diags) < 2 {
+		return
+	}
+	slices.SortStableFunc(diags, compareDiagnostics)
+}
+
+// compareDiagnostics is SortDiagnostics' order.
+func compareDiagnostics(a, b Diagnostic) int {
+	if a.Line != b.Line {
+		return cmp.Compare(a.Line, b.Line)
+	}
+	if a.Col != b.Col {
+		return cmp.Compare(a.Col, b.Col)
+	}
+	if a.Severity != b.Severity {
+		switch SeverityError {
+		case a.Severity:
+			return -1
+		case b.Severity:
+			return 1
 		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		if a.Severity != b.Severity {
-			return a.Severity == SeverityError
-		}
-		return a.Code < b.Code
-	})
+		return 0 // neither is an error: no order between them
+	}
+	return strings.Compare(a.Code, b.Code)
 }
 
 // HasError reports whether any diagnostic is an error.

@@ -83,25 +83,26 @@ func findDates(s string) []dateHit {
 	// linter's main cost.
 	hint := dateHintsOf(s)
 	hasDigit := hint.digit
-	lower := s
-	if hint.folds {
-		lower = strings.ToLower(s)
-	}
+	// What the stem tests find in the line lowered (a line within ASCII lowered on the stack).
+	low := lowerFactsFor(s, hint, !hint.wide && digitRun(s, 4))
 	var extISO, nearBasic, named, slash, clocks [][]int
 	if hasDigit && extISOShape(s) {
 		extISO = extISORe.FindAllStringSubmatchIndex(s, -1)
 	}
 	if hasDigit && hint.upperT && len(s) >= 11 {
-		nearBasic = nearBasicRe.FindAllStringSubmatchIndex(s, -1)
+		nearBasic = nearBasicMatches(s)
 	}
-	month := hasDigit && mentionsMonth(lower)
-	if month && digitRun(s, 4) { // both of its forms end in a 4-digit year
+	month := low.month
+	// Both of namedRe's forms end in a 4-digit year, and write the month before white space
+	// and a digit; a line outside ASCII is not put to the second test (its (?i) folds ſ to s,
+	// which lowering does not).
+	if month && digitRun(s, 4) && (hint.wide || low.monthDay) {
 		named = namedRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && hint.slash {
+	if hasDigit && hint.slash && slashShape(s) {
 		slash = slashRe.FindAllStringSubmatchIndex(s, -1)
 	}
-	if hasDigit && (hint.colon || hint.meridiem) {
+	if hasDigit && (hint.colon || hint.meridiem) && clockShape(s) {
 		clocks = clockRe.FindAllStringSubmatchIndex(s, -1)
 	}
 	for _, m := range extISO {
@@ -221,7 +222,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var noYear [][]int
-	if month && spaceDigit(s) { // the month is followed by spaces and a day
+	if month && spaceDigit(s) && monthBeforeDay(s, capitalMonthIndex) { // a capitalised month, spaces and a day
 		noYear = noYearRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range noYear {
@@ -255,7 +256,7 @@ func findDates(s string) []dateHit {
 		hits = append(hits, h)
 	}
 	var relative [][]int
-	if mentionsRelative(lower) && relativeWord(s) {
+	if low.relative && relativeWord(s) {
 		relative = relativeRe.FindAllStringIndex(s, -1)
 	}
 	for _, m := range relative {
@@ -290,6 +291,8 @@ type dateHints struct {
 	// '.' of a character outside ASCII (TestLowerToASCII), so these are found in s with
 	// ASCII case folded.
 	meridiem bool
+	// wide: s holds a byte outside ASCII.
+	wide bool
 }
 
 func dateHintsOf(s string) (h dateHints) {
@@ -305,7 +308,7 @@ func dateHintsOf(s string) (h dateHints) {
 		case hintM:
 			h.meridiem = h.meridiem || meridiemBefore(s[:i])
 		case hintOther:
-			h.folds = true
+			h.folds, h.wide = true, true
 		case hintSlash:
 			h.slash = true
 		case hintColon:
@@ -478,6 +481,184 @@ func spaceDigit(s string) bool {
 	return false
 }
 
+// nearBasicMatches is nearBasicRe.FindAllStringSubmatchIndex(s, -1), with the expression run
+// only where a match can start, on the bytes a match can span: every match starts with eight
+// digits, a T and two digits, and spans at most nearBasicMax bytes, and the expression has no
+// anchor or word boundary, so what it matches from such a start depends on those bytes alone.
+// The expression's backtracking over the whole of a line was most of the cost of a line with
+// a time written right (FuzzNearBasic holds the two to the same answers).
+func nearBasicMatches(s string) [][]int {
+	var out [][]int
+	for from := 0; ; {
+		t := strings.IndexByte(s[from:], 'T')
+		if t < 0 {
+			return out
+		}
+		t += from
+		i := t - 8
+		if i < from || t+2 >= len(s) || !allDigits(s[i:t]) || !isDigit(s[t+1]) || !isDigit(s[t+2]) {
+			from = t + 1
+			continue
+		}
+		m := nearBasicRe.FindStringSubmatchIndex(s[i:min(len(s), i+nearBasicMax)])
+		if m == nil || m[0] != 0 { // cannot be: the window starts with what every match does
+			return nearBasicRe.FindAllStringSubmatchIndex(s, -1)
+		}
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += i
+			}
+		}
+		out = append(out, m)
+		from = m[1]
+	}
+}
+
+// nearBasicMax is the longest match of nearBasicRe: 20260919T12:00:00Z.
+const nearBasicMax = len("20260919T12:00:00Z")
+
+// slashShape reports whether s holds what every match of slashRe does: a digit, a slash, one
+// or two digits, a slash and a digit. Lines with a digit and a slash are common (paths, 1/3,
+// feat/x2) and seldom dates.
+func slashShape(s string) bool {
+	for p := 1; p+2 < len(s); p++ {
+		if s[p] != '/' || !isDigit(s[p-1]) || !isDigit(s[p+1]) {
+			continue
+		}
+		q := p + 2
+		if isDigit(s[q]) {
+			q++
+		}
+		if q+1 < len(s) && s[q] == '/' && isDigit(s[q+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerFacts are what findDates' stem tests find in a line lowered (strings.ToLower): a
+// month's stem, with a digit in the line (month); a month's spelling before white space and a
+// digit, when asked (monthDay); a stem of the relative words (relative).
+type lowerFacts struct{ month, monthDay, relative bool }
+
+// lowerFactsFor is lowerFactsOf(strings.ToLower(s), …) without a new string for a line within
+// ASCII: one that has nothing to lower is read as it is, another lowered on the stack
+// (TestLowerFacts holds the three ways to the same answers).
+func lowerFactsFor(s string, hint dateHints, dayWanted bool) lowerFacts {
+	switch {
+	case !hint.folds:
+		return lowerFactsOf(s, hint.digit, dayWanted)
+	case !hint.wide:
+		var small [256]byte
+		b := small[:0]
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		return lowerFactsOf(b, hint.digit, dayWanted)
+	}
+	return lowerFactsOf(strings.ToLower(s), hint.digit, dayWanted)
+}
+
+func lowerFactsOf[S string | []byte](lower S, digit, dayWanted bool) (f lowerFacts) {
+	f.month = digit && stemsIn(monthIndex, lower)
+	f.monthDay = f.month && dayWanted && monthBeforeDay(lower, monthFormIndex)
+	f.relative = stemsIn(relativeIndex, lower)
+	return f
+}
+
+// monthForms are the spellings of monthAlt, lower-case. monthFormIndex holds them all, for
+// namedRe on a line lowered; capitalMonthIndex holds them capitalised, as noYearRe requires,
+// without May ("may 3" is not a date).
+var monthForms = []string{"jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june",
+	"jul", "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov", "november", "dec", "december"}
+
+var monthFormIndex, capitalMonthIndex = newStemIndex(monthForms), func() *stemIndex {
+	var caps []string
+	for _, m := range monthForms {
+		if m != "may" {
+			caps = append(caps, strings.ToUpper(m[:1])+m[1:])
+		}
+	}
+	return newStemIndex(caps)
+}()
+
+// monthBeforeDay reports whether s holds one of x's month spellings followed by an optional
+// '.' and ',', white space, and an ASCII digit: what every match of noYearRe needs in s
+// (capitalMonthIndex), and of namedRe in an ASCII line lowered (monthFormIndex), whose day
+// or year follows the month. Most lines that mention a month's stem do not ("decide 2026",
+// "mark 2026"), and this test is far cheaper than either expression (FuzzDatePrefilters
+// holds it to them).
+func monthBeforeDay[S string | []byte](s S, x *stemIndex) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if x.second[s[i]]&(1<<(s[i+1]&63)) == 0 {
+			continue
+		}
+		for _, m := range x.first[s[i]] {
+			if len(s)-i >= len(m) && string(s[i+1:i+len(m)]) == m[1:] && dayAfter(s, i+len(m)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dayAfter reports whether s from j holds an optional '.' and ',', then white space, then an
+// ASCII digit.
+func dayAfter[S string | []byte](s S, j int) bool {
+	if j < len(s) && s[j] == '.' {
+		j++
+	}
+	if j < len(s) && s[j] == ',' {
+		j++
+	}
+	k := j
+	for k < len(s) && reSpace(s[k]) {
+		k++
+	}
+	return k > j && k < len(s) && isDigit(s[k])
+}
+
+// reSpace is what \s matches in Go's regular expressions, and the vertical tab.
+func reSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v'
+}
+
+// clockShape reports whether s holds what every match of clockRe starts with: a digit, then
+// a colon and two digits (9:30), or am or pm in either case, with an optional '.' inside and
+// one optional space before (9pm, 9 A.M). Many lines with a colon and a digit hold no time
+// ("ask decide 20260918T0900Z: mock"), and the test is far cheaper than the expression.
+func clockShape(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		if s[i+1] == ':' {
+			if i+3 < len(s) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+				return true
+			}
+			continue
+		}
+		j := i + 1
+		if reSpace(s[j]) {
+			j++
+		}
+		if j < len(s) && (s[j]|0x20 == 'a' || s[j]|0x20 == 'p') {
+			j++
+			if j < len(s) && s[j] == '.' {
+				j++
+			}
+			if j < len(s) && s[j]|0x20 == 'm' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 var relativeStems = []string{"day", "tonight", "tomorrow", "eod", "eow", "cob", "end of", "next ", "this ", "asap"}
 
 func mentionsRelative(lower string) bool { return relativeIndex.in(lower) }
@@ -503,7 +684,30 @@ var relativeWords = []string{"today", "tonight", "tomorrow", "yesterday", "eod",
 // reads case: the Kelvin sign is a k and the long s (ſ) an s. It is false only where
 // relativeRe has no match, and narrows mentionsRelative's stems ("next ", "this ", "day"),
 // which ordinary lines hold ("todo next batch").
-func relativeWord(s string) bool {
+func relativeWord(s string) bool { return foldedStemsIn(s, relativeWordIndex) }
+
+// lowerStemsIn reports whether strings.ToLower(s) holds one of x's stems, lowering a line
+// within ASCII on the stack rather than in a new string.
+func lowerStemsIn(s string, x *stemIndex) bool {
+	var small [256]byte
+	f := small[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return stemsIn(x, strings.ToLower(s)) // ToLower's own rules outside ASCII
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		f = append(f, c)
+	}
+	return stemsIn(x, f)
+}
+
+// foldedStemsIn reports whether s, with its case folded as a (?i) regular expression reads it
+// (ASCII letters, the Kelvin sign as k and the long s as s), holds one of x's lower-case
+// stems.
+func foldedStemsIn(s string, x *stemIndex) bool {
 	var small [256]byte // the folded text of most lines, on the stack
 	f := small[:0]
 	for i := 0; i < len(s); {
@@ -526,7 +730,7 @@ func relativeWord(s string) bool {
 		}
 		i += size
 	}
-	return stemsIn(relativeWordIndex, f)
+	return stemsIn(x, f)
 }
 
 // relativeWordIndex is relativeWords by their first byte.

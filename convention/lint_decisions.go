@@ -102,14 +102,22 @@ func (l *linter) decisions() {
 var decidedHints = []string{"decid", "chose", "choos", "approv", "signed off", "picked", "settled on", "went with", "goes with", "going with", "go with"}
 
 func decidedIndex(raw string) []int {
-	lower := strings.ToLower(raw)
-	for _, h := range decidedHints {
-		if strings.Contains(lower, h) {
-			return decidedRe.FindStringSubmatchIndex(raw)
-		}
+	if !lowerStemsIn(raw, decidedHintIndex) { // one pass for all the hints
+		return nil
 	}
-	return nil
+	// The hints hold "decid", which "decider yu" does too: the expression is asked only when
+	// one of its verbs is there as well, its case folded as the expression's (?i) folds it
+	// (FuzzWindows holds decidedIndex to the hint-by-hint search and the expression).
+	if !foldedStemsIn(raw, decidedVerbIndex) {
+		return nil
+	}
+	return decidedRe.FindStringSubmatchIndex(raw)
 }
+
+// decidedHintIndex is decidedHints by their first byte; decidedVerbIndex holds the verbs of
+// decidedRe, or a part of each (chose for chosen, choos for chooses).
+var decidedHintIndex, decidedVerbIndex = newStemIndex(decidedHints), newStemIndex([]string{"decides", "decided", "chose", "choos",
+	"approved", "approves", "signed off", "picked", "settled on", "went with", "goes with", "going with", "go with"})
 
 func pronounless(who string) string {
 	switch strings.ToLower(who) {

@@ -18,27 +18,52 @@ func (l *linter) pairs() {
 	}
 	var few [4]done // the dones of most messages, on the stack
 	dones := few[:0]
-	byKey := map[string]int{}       // the index in dones of the nearest done#k above
-	pending := map[string]evKinds{} // evidence of ev#k seen before their done#k
-	lastDone := map[string]int{}    // line of the last done#k, to spot an ev#k written above it
-	for _, ln := range l.m.Lines {
-		if ln.Word == "done" && ln.Key != "" {
-			lastDone[ln.Key] = ln.Num
+	// The dones by key, each the nearest done#k above: found by a look back over dones for
+	// the few of most messages, in byKey (made past eight) for many.
+	var byKey map[string]int
+	find := func(key string) (int, bool) {
+		if byKey != nil {
+			j, ok := byKey[key]
+			return j, ok
 		}
+		for j := len(dones) - 1; j >= 0; j-- {
+			if dones[j].line.Key == key {
+				return j, true
+			}
+		}
+		return 0, false
 	}
+	var (
+		pending  map[string]evKinds // evidence of ev#k seen before their done#k
+		lastDone map[string]int     // line of the last done#k, to spot an ev#k written above it (made when first asked)
+	)
 	last := -1
 	for _, ln := range l.m.Lines {
 		switch ln.Word {
 		case "done":
+			prev, dup := 0, false // the nearest done#k above, looked up before this one joins
+			if ln.Key != "" {
+				prev, dup = find(ln.Key)
+			}
 			dones = append(dones, done{line: ln})
 			last = len(dones) - 1
+			if byKey == nil && len(dones) > 8 {
+				byKey = make(map[string]int, 2*len(dones))
+				for j, d := range dones[:last] {
+					if d.line.Key != "" {
+						byKey[d.line.Key] = j
+					}
+				}
+			}
 			if ln.Key == "" {
 				continue
 			}
-			if prev, dup := byKey[ln.Key]; dup {
+			if dup {
 				l.warn(ln.Num, ln.Col(), "duplicate-key", "done#"+ln.Key+" is used twice (first on line "+strconv.Itoa(dones[prev].line.Num)+"): evidence cannot say which one it proves", "")
 			}
-			byKey[ln.Key] = last // an ev#k below pairs with the nearest done#k above it
+			if byKey != nil {
+				byKey[ln.Key] = last // an ev#k below pairs with the nearest done#k above it
+			}
 		case "ev":
 			kind, _, _ := ParseEvidence(ln.Text)
 			if kind == "" {
@@ -50,10 +75,23 @@ func (l *linter) pairs() {
 				}
 				continue
 			}
-			if j, ok := byKey[ln.Key]; ok {
+			if j, ok := find(ln.Key); ok {
 				dones[j].ev.add(kind)
-			} else if lastDone[ln.Key] > ln.Num {
+				continue
+			}
+			if lastDone == nil {
+				lastDone = map[string]int{}
+				for _, ln := range l.m.Lines {
+					if ln.Word == "done" && ln.Key != "" {
+						lastDone[ln.Key] = ln.Num
+					}
+				}
+			}
+			if lastDone[ln.Key] > ln.Num {
 				l.warn(ln.Num, ln.Col(), "ev-order", "ev#"+ln.Key+" comes before done#"+ln.Key+": put evidence under the done it proves", "")
+				if pending == nil {
+					pending = map[string]evKinds{}
+				}
 				p := pending[ln.Key]
 				p.add(kind)
 				pending[ln.Key] = p
@@ -61,7 +99,7 @@ func (l *linter) pairs() {
 		}
 	}
 	for k, p := range pending {
-		if j, ok := byKey[k]; ok {
+		if j, ok := find(k); ok { // the last done#k of the message
 			dones[j].ev.merge(p)
 		}
 	}
@@ -105,7 +143,14 @@ var (
 	bareShaRe = regexp.MustCompile(`^(?:(?:sha|hash|commit:|#)\s*)?([0-9a-fA-F]{7,40})\b(.*)$`)
 )
 
-func aboutTests(s string) bool { return testsRe.MatchString(s) }
+// aboutTests reports whether testsRe matches s, put to the expression only when s holds one
+// of testStems in any case (FuzzAboutTests): most done lines do not, and the test costs a
+// small part of what the expression does.
+func aboutTests(s string) bool { return foldedStemsIn(s, testStemIndex) && testsRe.MatchString(s) }
+
+// testStems are held by every word of testsRe: vitest, pytest and go test hold test; passing,
+// passes and passed hold pass.
+var testStemIndex = newStemIndex([]string{"test", "spec", "suite", "pass", "green", "ci", "e2e", "coverage", "jest"})
 
 // evidenceKind explains an ev line whose evidence no server can check.
 func (l *linter) evidenceKind(ln Line) {

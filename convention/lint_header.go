@@ -28,8 +28,11 @@ func (l *linter) header() {
 	if p.reHash && p.re > 0 {
 		l.warn(hl, p.re, "re-form", "write re "+strconv.FormatInt(h.Re, 10)+" without the #", strings.Replace(p.raw, "re #", "re ", 1))
 	}
-	seen := map[string]bool{}
+	var seen map[string]bool // made for a second addressee: one cannot repeat
 	for i, s := range h.To {
+		if i == 1 {
+			seen = map[string]bool{h.To[0]: true}
+		}
 		if seen[s] {
 			col := 1
 			if i < len(p.seats) {
@@ -37,7 +40,9 @@ func (l *linter) header() {
 			}
 			l.warn(hl, col, "duplicate-seat", quote(s)+" is addressed twice", "")
 		}
-		seen[s] = true
+		if seen != nil {
+			seen[s] = true
+		}
 	}
 	for _, n := range p.blank {
 		l.warn(n, 1, "blank-line", "a blank line between fact lines: it costs a token, counts for nothing in n, and can hide where a message was cut", "")

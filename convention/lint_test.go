@@ -15,6 +15,10 @@ type lintCase struct {
 }
 
 var lintCases = []lintCase{
+	// An addressee named twice, once or in a longer list; two different ones are fine.
+	{"seat twice", "v1 note limiter to lead,lead n=1\nx\n", []string{"duplicate-seat"}},
+	{"seat thrice", "v1 note limiter to lead,yu,lead,lead n=1\nx\n", []string{"duplicate-seat", "duplicate-seat"}},
+	{"two seats", "v1 note limiter to lead,yu n=1\nx\n", nil},
 	// Clean messages, written the way the convention intends.
 	{"request", `v1 request deploy to ops n=6
 req deploy v2.3.1 to prod

@@ -67,6 +67,11 @@ type Message struct {
 
 	pos         headerPos // where the header's parts were written; zero for built messages
 	laterHeader int       // a line below the first that looks like a header, when the first does not
+
+	// Where Parse keeps Header.To and pos.seats for the one or two addressees of nearly every
+	// message, in the message's own allocation (parseSeats).
+	toBuf    [2]string
+	seatsBuf [2]int
 }
 
 // headerPos remembers where each part of the header was written, so that diagnostics found
@@ -117,9 +122,12 @@ type Options struct {
 // version word such as v1 followed by a `to` or an `n=` on the same line. It is how a room or
 // the linter tells a convention message from AACP or plain text before parsing it.
 func Looks(src string) bool {
-	line := firstLine(src)
 	var buf [16]tok // a header's words, on the stack: every post is looked at here
-	toks := appendTokensTo(buf[:0], line)
+	return looksTokens(appendTokensTo(buf[:0], firstLine(src)))
+}
+
+// looksTokens is Looks on the tokens of a line.
+func looksTokens(toks []tok) bool {
 	if len(toks) < 2 || !looksVersion(toks[0].s) {
 		return false
 	}
@@ -206,28 +214,60 @@ func appendTokens(dst []tok, s string) []tok {
 }
 
 func appendTokensTo(out []tok, s string) []tok {
-	start := -1
+	// Two tight loops, over the spaces and then over the token, each looking a byte up in one
+	// table: the lines of every post are split here several times.
 	for i := 0; i < len(s); {
-		sp, size := false, 1
-		if c := s[i]; c < utf8.RuneSelf { // spaceAt's ASCII case, inline
-			sp = asciiSpace[c]
-		} else {
-			sp, size = spaceAt(s, i)
+		switch byteClass[s[i]] {
+		case classSpace:
+			i++
+			continue
+		case classOther:
+			sp, size := spaceAt(s, i)
+			if sp {
+				i += size
+				continue
+			}
 		}
-		switch {
-		case sp && start >= 0:
-			out = append(out, tok{s[start:i], start + 1})
-			start = -1
-		case !sp && start < 0:
-			start = i
+		start := i
+		for i < len(s) {
+			c := byteClass[s[i]]
+			if c == classWord {
+				i++
+				continue
+			}
+			if c == classSpace {
+				break
+			}
+			sp, size := spaceAt(s, i)
+			if sp {
+				break
+			}
+			i += size
 		}
-		i += size
-	}
-	if start >= 0 {
-		out = append(out, tok{s[start:], start + 1})
+		out = append(out, tok{s[start:i], start + 1})
 	}
 	return out
 }
+
+// byteClass sorts the bytes for appendTokensTo: an ASCII byte that is part of a word, an
+// ASCII space (asciiSpace), or a byte outside ASCII, whose rune spaceAt decodes.
+var byteClass = func() (c [256]uint8) {
+	for b := range c {
+		switch {
+		case b >= utf8.RuneSelf:
+			c[b] = classOther
+		case asciiSpace[b]:
+			c[b] = classSpace
+		}
+	}
+	return c
+}()
+
+const (
+	classWord = iota
+	classSpace
+	classOther
+)
 
 // firstToken is tokens(s)[0], if s has a token, found without splitting the rest.
 func firstToken(s string) (tok, bool) {
@@ -306,10 +346,14 @@ func Parse(src string) (*Message, []Diagnostic) {
 		return m, diags
 	}
 	m.pos.line = headerAt + 1
-	if !Looks(lines[headerAt]) {
+	// The header's tokens, split once for both the look and the parse (on the stack for
+	// nearly every header).
+	var hbuf [16]tok
+	htoks := appendTokensTo(hbuf[:0], lines[headerAt])
+	if !looksTokens(htoks) { // Looks(lines[headerAt]): the line is not blank
 		m.laterHeader = HeaderLine(src)
 	}
-	diags = append(diags, m.parseHeader(lines[headerAt])...)
+	diags = append(diags, m.parseHeader(lines[headerAt], htoks)...)
 	pendingBlank := []int(nil)
 	m.Lines = make([]Line, 0, len(lines)-headerAt-1) // at most one a line, allocated once
 	for i := headerAt + 1; i < len(lines); i++ {
@@ -421,7 +465,7 @@ func validSeat(s string) bool {
 }
 
 // parseHeader reads `v1 <intent> <topic> to <seat>[,<seat>…] [re <seq>] n=<count>`.
-func (m *Message) parseHeader(raw string) []Diagnostic {
+func (m *Message) parseHeader(raw string, toks []tok) []Diagnostic {
 	h := &m.Header
 	p := &m.pos
 	p.raw = raw
@@ -429,8 +473,7 @@ func (m *Message) parseHeader(raw string) []Diagnostic {
 	errAt := func(col int, code, msg, fix string) {
 		diags = append(diags, Diagnostic{Line: p.line, Col: col, Severity: SeverityError, Code: code, Message: msg, Fix: fix})
 	}
-	var tbuf [16]tok // the header's tokens, on the stack for nearly every header
-	toks := appendTokensTo(tbuf[:0], raw)
+	// toks are raw's tokens (Parse splits the header once), which parseHeader may change.
 	if len(toks) > 0 {
 		last := toks[len(toks)-1]
 		p.end = last.col + len(last.s)
@@ -663,9 +706,20 @@ func (m *Message) parseSeats(ts []tok) []Diagnostic {
 			return diags
 		}
 	}
+	if m.Header.To == nil && p.seats == nil {
+		// Appended to in place up to two addressees, past that in a slice of their own.
+		m.Header.To, p.seats = m.toBuf[:0:len(m.toBuf)], m.seatsBuf[:0:len(m.seatsBuf)]
+	}
 	for _, t := range ts {
-		off := 0
-		for part := range strings.SplitSeq(t.s, ",") {
+		// The parts between commas, each with its column, as strings.SplitSeq(t.s, ",")
+		// gives them.
+		for off, rest, more := 0, t.s, true; more; {
+			part := rest
+			if k := strings.IndexByte(rest, ','); k >= 0 {
+				part, rest = rest[:k], rest[k+1:]
+			} else {
+				more = false
+			}
 			col := t.col + off
 			off += len(part) + 1
 			if part == "" {
@@ -683,8 +737,11 @@ func (m *Message) parseSeats(ts []tok) []Diagnostic {
 			p.seats = append(p.seats, col)
 		}
 	}
-	if len(m.Header.To) == 0 && len(diags) == 0 {
-		errAt(ts[0].col, "to names no seat: write to <seat>, several as to a,b, or to all", "")
+	if len(m.Header.To) == 0 {
+		m.Header.To, p.seats = nil, nil // no addressee is a nil list, as when none was appended
+		if len(diags) == 0 {
+			errAt(ts[0].col, "to names no seat: write to <seat>, several as to a,b, or to all", "")
+		}
 	}
 	return diags
 }

@@ -83,6 +83,11 @@ var pairsSeeds = []string{
 	"v1 report x to lead n=4\nev#1 commit 3f9a2c1\nev#1 run r\ndone#1 the tests pass\ndone#1 x\n",
 	"v1 report x to lead n=3\ndone the tests pass\nev commit 3f9a2c1\nev commit 4f9a2c1\n",
 	"v1 report x to lead n=3\ndone the tests pass\nev commit 3f9a2c1\nev run r-1\n",
+	// Past eight dones, where they are found by a map rather than a look back: keys used
+	// twice on either side of the ninth, evidence above its done, unnumbered ones between.
+	"v1 report x to lead n=16\nev#3 run early\ndone#1 a\ndone#2 b\ndone#3 c\ndone d\ndone#5 e\ndone#6 f\ndone#2 g\ndone#8 h\ndone#9 i\n" +
+		"ev#2 run r\ndone#1 j\nev#1 commit 3f9a2c1\nev#12 run late\ndone#12 the tests pass\nev run u\n",
+	"v1 report x to lead n=12\ndone#1 a\ndone#2 b\ndone#3 c\ndone#4 d\ndone#5 e\ndone#6 f\ndone#7 g\ndone#8 h\ndone#1 i\nev#1 run r\nev#8 run s\nev#9 run t\n",
 }
 
 func checkPairsRule(t *testing.T, src string) {

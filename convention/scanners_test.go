@@ -3,6 +3,7 @@ package convention
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ var prefilterSeeds = []string{
 }
 
 func FuzzDatePrefilters(f *testing.F) {
-	for _, s := range prefilterSeeds {
+	for _, s := range append(prefilterSeeds, monthClockSeeds...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -42,6 +43,7 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("relativeWord(%q) = %v, the rune-by-rune fold says %v", s, got, want)
 		}
 		checkDateHints(t, s)
+		checkMonthClockShapes(t, s)
 		lower := strings.ToLower(s)
 		if got, want := mentionsMonth(lower), refContainsAny(lower, monthStems); got != want {
 			t.Errorf("mentionsMonth(%q) = %v, strings.Contains says %v", lower, got, want)
@@ -50,6 +52,40 @@ func FuzzDatePrefilters(f *testing.F) {
 			t.Errorf("mentionsRelative(%q) = %v, strings.Contains says %v", lower, got, want)
 		}
 	})
+}
+
+// checkMonthClockShapes holds monthBeforeDay and clockShape to the expressions they stand
+// in front of: wherever one matches, the test must pass (on a line within ASCII for namedRe,
+// lowered, as findDates asks it).
+func checkMonthClockShapes(t *testing.T, s string) {
+	t.Helper()
+	if m := namedRe.FindString(s); m != "" && !dateHintsOf(s).wide && !monthBeforeDay(strings.ToLower(s), monthFormIndex) {
+		t.Errorf("monthBeforeDay(%q) = false, but namedRe matches %q", strings.ToLower(s), m)
+	}
+	if m := noYearRe.FindString(s); m != "" && !monthBeforeDay(s, capitalMonthIndex) {
+		t.Errorf("monthBeforeDay(%q, capitalised) = false, but noYearRe matches %q", s, m)
+	}
+	h := dateHintsOf(s)
+	for _, day := range []bool{false, true} {
+		if got, want := lowerFactsFor(s, h, day), lowerFactsOf(strings.ToLower(s), h.digit, day); got != want {
+			t.Errorf("lowerFactsFor(%q, day %v) = %+v, on strings.ToLower %+v", s, day, got, want)
+		}
+	}
+	if m := clockRe.FindString(s); m != "" && !clockShape(s) {
+		t.Errorf("clockShape(%q) = false, but clockRe matches %q", s, m)
+	}
+	if w := strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) || !utf8.ValidString(s); w != dateHintsOf(s).wide {
+		t.Errorf("dateHintsOf(%q).wide = %v, want %v", s, dateHintsOf(s).wide, w)
+	}
+}
+
+// monthClockSeeds are dates and times in every form namedRe, noYearRe and clockRe know, and
+// lines near them that none of them matches.
+var monthClockSeeds = []string{
+	"Sep 19, 2026", "September 19th, 2026", "19 Sept. 2026", "19th of december, 2026", "DEC 3 2026", "dec.\t3 2026",
+	"9pm on Sep 19, 2026", "Friday, Jun 5 2026 at 9:30", "Jan 5", "June 7th", "Sept. 9", "may 3", "May 3 2026",
+	"ask decide 20260918T0900Z: mock", "decide 2026", "mark 2026", "9:30", "9 A.M", "5pM", "12:0", "9:3x", "at 9 a.m.",
+	"9\vpm", "9\u00a0pm", "SEP 5 2026 ASAP", "Next Week on DEC. 3, 2026", "DAY \u0130 2026", "Jan\u00a05", "auguſt 5, 2026", "decide: x 2026 ſep 5, 2026", "1 mar,\n2026", "Dec,5",
 }
 
 // checkDateHints holds dateHintsOf to the searches it replaces.
@@ -96,6 +132,19 @@ func refContainsAny(s string, stems []string) bool {
 
 // TestDatePrefilters runs the seeds, and checks that each prefilter does skip what it is for.
 func TestDatePrefilters(t *testing.T) {
+	for _, s := range append(prefilterSeeds, monthClockSeeds...) {
+		checkMonthClockShapes(t, s)
+	}
+	for s, want := range map[string]bool{"Sep 19, 2026": true, "decide 2026": false, "ask decide 20260918T0900Z: mock": false, "mark 2026": false, "19 Sept. 2026": true} {
+		if got := monthBeforeDay(strings.ToLower(s), monthFormIndex); got != want {
+			t.Errorf("monthBeforeDay(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"ask decide 20260918T0900Z: mock": false, "9:30": true, "at 9 a.m.": true, "p=0.7: m": false} {
+		if got := clockShape(s); got != want {
+			t.Errorf("clockShape(%q) = %v, want %v", s, got, want)
+		}
+	}
 	for _, s := range append(prefilterSeeds, "at 9:30 T/x", "9 A.M", "5pM", "p.", "a", "xa.", "P.m.", "9\u0130am", "20260917T1200", "\u0130 x", "DEC 3", "a/b:c") {
 		checkDateHints(t, s)
 	}
@@ -337,4 +386,96 @@ func TestTextWordsIn(t *testing.T) {
 	if got, want := textWordsIn(nil, ln, textWords(ln.Raw)), []tok{{"a", 2}, {"b", 5}}; !slices.Equal(got, want) {
 		t.Errorf("textWordsIn = %v, want %v", got, want)
 	}
+}
+
+// BenchmarkTextWords splits the lines of the post `parley bench server` sends into words, as
+// the linter does once a line.
+func BenchmarkTextWords(b *testing.B) {
+	lines := strings.Split("v1 report load to s03 n=4\noutcome batch 1234 of s02 finished\ndone#1 parsed the input and wrote the summary\nev#1 run load-1234\ntodo next batch after review", "\n")
+	var buf [16]tok
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			appendTextWords(buf[:0], l)
+		}
+	}
+}
+
+// aboutTestsSeeds are done lines about tests in every word testsRe knows, in odd cases and
+// folds (the long s, the Kelvin sign), and lines near them that are not.
+var aboutTestsSeeds = []string{"limiter lib/rate-limit.ts sliding window", "unit tests pass", "TESTED", "teſts green",
+	"CI is green", "decide the spec", "e2e", "go test ./...", "go  test", "vitest run", "Jest", "coverage 80%", "suite",
+	"contest", "latest", "passport", "cities", "ci", "x_ci", "ci_x", "\u212a ci", "PASSING", "pass", "", "te\xffst"}
+
+func checkAboutTests(t *testing.T, s string) {
+	t.Helper()
+	if got, want := aboutTests(s), testsRe.MatchString(s); got != want {
+		t.Errorf("aboutTests(%q) = %v, testsRe says %v", s, got, want)
+	}
+}
+
+func TestAboutTests(t *testing.T) {
+	for _, s := range aboutTestsSeeds {
+		checkAboutTests(t, s)
+	}
+	// The stems do skip what they are for.
+	if foldedStemsIn("limiter lib/rate-limit.ts sliding window", testStemIndex) {
+		t.Error("a done line with no word of testsRe passed the stems")
+	}
+}
+
+func FuzzAboutTests(f *testing.F) {
+	for _, s := range aboutTestsSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkAboutTests)
+}
+
+// windowSeeds are lines with near-ISO-basic times, slashed dates and decisions, placed at the
+// ends of lines, run together and next to each other, and lines that only come near.
+var windowSeeds = []string{"ask decide 20260918T0900Z: mock", "20260919T1200", "20260919T12:00:00Z", "x20260919T12:00:00Z20260920T13Z",
+	"120260919T1200", "20260919T1", "20260919T12", "2026091T12", "20260919T12:0", "20260919T1200:00Z", "T20260919T12 T",
+	"20260919T12\xff", "20260919T12:\u00e9", "19/09/2026", "2026/09/19", "1/2/3", "1/2/34", "feat/x2", "a1/23/4567b",
+	"9//2026", "1/234/56", "We decided to ship", "SIGNED OFF by ops", "went  with", "Decidir", "\u212a go with",
+	"decider yu (CTO)", "decider yu; Mara cho\u017fe B", "Mara pic\u212aed B", "Bob \u017figned off", "ops (lead) has approved it", "DECIDED"}
+
+func checkWindows(t *testing.T, s string) {
+	t.Helper()
+	if got, want := nearBasicMatches(s), nearBasicRe.FindAllStringSubmatchIndex(s, -1); !reflect.DeepEqual(got, want) {
+		t.Errorf("nearBasicMatches(%q) = %v, nearBasicRe gives %v", s, got, want)
+	}
+	if m := slashRe.FindString(s); m != "" && !slashShape(s) {
+		t.Errorf("slashShape(%q) = false, but slashRe matches %q", s, m)
+	}
+	var want []int
+	lower := strings.ToLower(s)
+	for _, h := range decidedHints {
+		if strings.Contains(lower, h) {
+			want = decidedRe.FindStringSubmatchIndex(s)
+			break
+		}
+	}
+	if got, want := lowerStemsIn(s, decidedHintIndex), refContainsAny(strings.ToLower(s), decidedHints); got != want {
+		t.Errorf("lowerStemsIn(%q) = %v, strings.Contains of the lowered line says %v", s, got, want)
+	}
+	if got := decidedIndex(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("decidedIndex(%q) = %v, the hint-by-hint search gives %v", s, got, want)
+	}
+}
+
+func TestWindows(t *testing.T) {
+	for _, s := range windowSeeds {
+		checkWindows(t, s)
+	}
+	checkWindows(t, strings.Join(windowSeeds, " "))
+	if slashShape("feat/x2 1/3") || !slashShape("on 19/09/2026") {
+		t.Error("slashShape does not skip what it is for")
+	}
+}
+
+func FuzzWindows(f *testing.F) {
+	for _, s := range windowSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkWindows)
 }

@@ -98,18 +98,34 @@ func Validate(m *Message, opt Options) []Diagnostic {
 // unnumbered ev with no done above it.
 func validateEvidence(m *Message) []Diagnostic {
 	var diags []Diagnostic
-	doneKeys := map[string]bool{}
-	for _, l := range m.Lines {
-		if l.Word == "done" && l.Key != "" {
-			doneKeys[l.Key] = true
+	// Whether the message has a done#k for an ev#k: a look over the lines of the short
+	// messages of nearly every post, a set of the keys (made once) for long ones.
+	var doneKeys map[string]bool
+	if len(m.Lines) > 32 {
+		doneKeys = map[string]bool{}
+		for _, l := range m.Lines {
+			if l.Word == "done" && l.Key != "" {
+				doneKeys[l.Key] = true
+			}
 		}
+	}
+	hasDone := func(key string) bool {
+		if doneKeys != nil {
+			return doneKeys[key]
+		}
+		for _, l := range m.Lines {
+			if l.Word == "done" && l.Key == key {
+				return true
+			}
+		}
+		return false
 	}
 	sawDone := false
 	for _, l := range m.Lines {
 		switch {
 		case l.Word == "done":
 			sawDone = true
-		case l.Word == "ev" && l.Key != "" && !doneKeys[l.Key]:
+		case l.Word == "ev" && l.Key != "" && !hasDone(l.Key):
 			diags = append(diags, Diagnostic{Line: l.Num, Col: l.Col(), Severity: SeverityError, Code: "ev-without-done",
 				Message: "ev#" + l.Key + " has no done#" + l.Key + ": evidence must sit under the done it proves",
 				Fix:     "add done#" + l.Key + " <what is finished> above it, or number the ev after its done"})

