@@ -145,32 +145,3 @@ func TestCommitWaitWithdrawn(t *testing.T) {
 		t.Errorf("%d posts announced after an append to a closed store", n)
 	}
 }
-
-// TestCommitWaitWithdrawnWakes: a batch held for an announced post is committed as soon as that
-// post is withdrawn (refused on its way), not at the end of the bound (here a minute).
-func TestCommitWaitWithdrawnWakes(t *testing.T) {
-	s := openWait(t, time.Minute)
-	for round := range 3 {
-		s.PostsComing(1)
-		held := waitAppend(s, fmt.Sprint("held ", round))
-		select {
-		case err := <-held:
-			t.Fatalf("round %d: the write returned (%v) while a post was announced", round, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-		start := time.Now()
-		s.PostsComing(-1) // refused on its way: no Append follows
-		select {
-		case err := <-held:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("round %d: the held write waited on after the announcement was withdrawn", round)
-		}
-		t.Logf("round %d: committed %v after the withdrawal", round, time.Since(start))
-	}
-	if n := s.coming.Load(); n != 0 {
-		t.Errorf("%d posts still announced", n)
-	}
-}

@@ -41,10 +41,9 @@ import (
 // room service announces each post that passed authentication and is on its way to Append
 // (PostsComing), and withdraws it when the post is refused or calls Append; Append keeps it
 // announced until the committer takes it. While any are announced, the committer holds its
-// batch for them, up to the bound (WithCommitWait): they are microseconds away. The withdrawal
-// of the last one (a post refused on its way) ends the hold at once. A batch of fewer than
-// yieldBelow writes with none announced first yields the processor once, so that handlers
-// ready to run can hand in their writes (holdFor). Nothing is returned earlier or
+// batch for them, up to the bound (WithCommitWait): they are microseconds away. A batch of
+// fewer than yieldBelow writes with none announced first yields the processor once, so that
+// handlers ready to run can hand in their writes (holdFor). Nothing is returned earlier or
 // later than its commit, so durability is as before; only a batch's moment of BEGIN moves, by
 // at most the bound plus one turn of the scheduler.
 
@@ -84,7 +83,6 @@ type txOp struct {
 // startCommitter starts the committer; Close stops it.
 func (s *Store) startCommitter() {
 	s.ops = make(chan *txOp)
-	s.noneComing = make(chan struct{}, 1)
 	s.quit = make(chan struct{})
 	s.committerDone = make(chan struct{})
 	go s.committer()
@@ -124,7 +122,7 @@ func (s *Store) inTxComing(ctx context.Context, coming bool, fn func(ctx context
 		err = errClosed
 	}
 	if coming {
-		s.withdraw() // never taken
+		s.coming.Add(-1) // never taken
 	}
 	return err
 }
@@ -135,25 +133,7 @@ func (s *Store) inTxComing(ctx context.Context, coming bool, fn func(ctx context
 // WithCommitWait (see the top of group.go). Every announcement must be withdrawn; the room
 // service does it in a defer.
 func (s *Store) PostsComing(delta int) {
-	if delta < 0 {
-		for range -delta {
-			s.withdraw()
-		}
-		return
-	}
 	s.coming.Add(int64(delta))
-}
-
-// withdraw takes back one announcement. The last one wakes a committer holding its batch
-// (holdFor): a post refused on its way, or one that went away, need not cost the batch the
-// rest of the bound.
-func (s *Store) withdraw() {
-	if s.coming.Add(-1) <= 0 {
-		select {
-		case s.noneComing <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // WithCommitWait bounds how long the committer holds a batch for posts announced on their way
@@ -242,11 +222,6 @@ func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
 		runtime.Gosched()
 		batch = s.takeWaiting(batch)
 	}
-	// A wake-up left from an earlier hold is stale; one after this point is seen by the loop.
-	select {
-	case <-s.noneComing:
-	default:
-	}
 	if len(batch) >= maxBatch || s.coming.Load() <= 0 {
 		return batch
 	}
@@ -256,8 +231,6 @@ func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
 		select {
 		case o := <-s.ops:
 			batch = s.take(batch, o)
-		case <-s.noneComing:
-			// The last announcement was withdrawn: the loop's test ends the hold.
 		case <-hold.C:
 			return batch
 		}

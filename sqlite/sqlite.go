@@ -64,7 +64,6 @@ type Store struct {
 	idleAfter   time.Duration // how long the committer waits for a write before its idle work
 	commitWait  time.Duration // how long the committer holds a batch for posts on their way (group.go)
 	coming      atomic.Int64  // posts announced on their way to the committer (PostsComing)
-	noneComing  chan struct{} // withdraw's wake-up for a committer holding a batch (buffered 1)
 	log         *slog.Logger
 	once        sync.Once // Close
 	err         error     // of Close

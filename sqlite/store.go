@@ -62,7 +62,7 @@ func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, 
 	taken := false
 	defer func() {
 		if !taken {
-			s.withdraw()
+			s.coming.Add(-1)
 		}
 	}()
 	m, err := sqlstore.Prepare(a)
