@@ -1,38 +1,19 @@
 package http_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
-
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRequestLog checks what the request log learns from the handlers: the seat of an
 // authenticated request (a post, a gzipped history read), the error code
@@ -43,7 +24,7 @@ func TestRequestLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	var out syncBuffer
+	var out lockedbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	svc, err := room.New(store, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/storetest"
 )
 
@@ -111,7 +112,7 @@ func TestSearchFileUpgrade(t *testing.T) {
 
 	defer func(n int64) { searchBuildLog = n }(searchBuildLog)
 	searchBuildLog = 4 // the messages the index lacks: say so, as for a big database
-	var log syncBuffer
+	var log lockedbuf.Buffer
 	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -140,24 +141,6 @@ func TestSearchFileUpgrade(t *testing.T) {
 	if l := log.String(); !strings.Contains(l, "indexing the messages it lacks") || !strings.Contains(l, "messages=4 rooms=2") {
 		t.Errorf("the log: %q; want the build announced, with 4 messages of 2 rooms", l)
 	}
-}
-
-// syncBuffer is a bytes.Buffer for a logger that another goroutine writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestSearchFileRebuilt: a search file that is missing, is not a database, was made from another
@@ -277,7 +260,7 @@ func TestSearchFileRebuilt(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "parley.db")
 			fill(t, path, "native")
 			c.damage(t, path)
-			var log syncBuffer
+			var log lockedbuf.Buffer
 			s, err := Open(t.Context(), path, Sole(), noIdleIndex(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 			if err != nil {
 				t.Fatalf("open: %v", err)
@@ -431,7 +414,7 @@ func TestSearchFileDamagedInside(t *testing.T) {
 	if err := os.WriteFile(path+searchSuffix, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log lockedbuf.Buffer
 	s, err = Open(t.Context(), path, Sole(), noIdleIndex(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	if err != nil {
 		t.Fatal(err)

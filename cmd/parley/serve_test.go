@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/internal/mock"
 )
 
@@ -194,7 +194,7 @@ func TestServeCommitWait(t *testing.T) {
 
 	for _, wait := range []string{"0s", "3ms"} {
 		outR, outW := io.Pipe()
-		var stderr syncBuffer
+		var stderr lockedbuf.Buffer
 		e := &env{stdout: outW, stderr: &stderr, getenv: func(k string) string {
 			if k == "PARLEY_ADMIN_TOKEN" {
 				return "an-admin-token-for-the-test"
@@ -219,22 +219,4 @@ func TestServeCommitWait(t *testing.T) {
 			t.Errorf("serve --commit-wait %s: the log does not show %s:\n%s", wait, want, stderr.String())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
