@@ -16,6 +16,10 @@ import (
 type roomBatches[T any] struct {
 	mu     sync.Mutex
 	queues map[string]*roomQueue[T]
+	// A batch smaller than max waits up to hold for more ops while holdFor(room) tells that
+	// some are on their way (the commit wait of the appends, commitwait.go); set before use.
+	hold    time.Duration
+	holdFor func(room string) bool
 }
 
 // roomQueue holds the ops waiting for one room. running tells whether a goroutine drains them;
@@ -59,6 +63,7 @@ func (b *roomBatches[T]) add(room string, op T, max int, run func(room string, b
 
 func (b *roomBatches[T]) drain(room string, q *roomQueue[T], max int, run func(room string, batch []T)) {
 	var timer *time.Timer
+	held := false // the batch about to run has had its wait
 	for {
 		b.mu.Lock()
 		n := min(len(q.pending), max)
@@ -87,9 +92,47 @@ func (b *roomBatches[T]) drain(room string, q *roomQueue[T], max int, run func(r
 			b.mu.Unlock()
 			continue
 		}
+		if !held && n < max && b.hold > 0 && b.holdFor != nil {
+			held = true
+			b.mu.Unlock()
+			b.waitFor(room, q, max)
+			continue
+		}
+		held = false
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]
 		b.mu.Unlock()
 		run(room, batch)
 	}
+}
+
+// waitFor holds the room's next batch while ops are announced on their way to it (holdFor),
+// up to b.hold, or until max are queued; each op queued meanwhile wakes it (add). It returns
+// at once when none is announced.
+func (b *roomBatches[T]) waitFor(room string, q *roomQueue[T], max int) {
+	if !b.holdFor(room) {
+		return
+	}
+	t := time.NewTimer(b.hold)
+	defer t.Stop()
+	for {
+		b.mu.Lock()
+		full := len(q.pending) >= max
+		q.idle = !full // so that add wakes this goroutine
+		b.mu.Unlock()
+		if full || !b.holdFor(room) {
+			break
+		}
+		select {
+		case <-q.wake:
+		case <-t.C:
+			b.mu.Lock()
+			q.idle = false
+			b.mu.Unlock()
+			return
+		}
+	}
+	b.mu.Lock()
+	q.idle = false
+	b.mu.Unlock()
 }

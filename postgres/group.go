@@ -51,8 +51,9 @@ import (
 // rather than failing. Nothing returns before its commit: the guarantee is the one of a
 // transaction per append; only the lock and the flush are shared.
 //
-// A batch takes the appends already waiting; it never waits for more, so a lone append is
-// committed at once.
+// A batch takes the appends already waiting. It waits for more only while posts to its room
+// are announced on their way, up to a bound (the commit wait, commitwait.go), so a lone append
+// is committed at once.
 
 // maxBatch bounds one transaction.
 const maxBatch = 64
@@ -78,11 +79,18 @@ type groupOp struct {
 
 // group runs one append in its room's next batch and waits for it. Once queued an append
 // always runs or fails with its context's error, before its batch commits.
-func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message) (parley.Appended, error) {
+// queued, when not nil, is set as the op is queued, its announcement (Append's) withdrawn.
+func (s *Store) group(ctx context.Context, a *parley.Append, m parley.Message, queued *bool) (parley.Appended, error) {
 	if err := ctx.Err(); err != nil {
 		return parley.Appended{}, err
 	}
 	o := &groupOp{ctx: ctx, a: a, m: m, done: make(chan struct{})}
+	if queued != nil {
+		// Withdrawn just before it is queued: a batch held for the room is woken by the
+		// queueing, and then finds it and no announcement left for it.
+		*queued = true
+		s.PostsComing(m.Room, -1)
+	}
 	s.groups.add(m.Room, o, maxBatch, s.commitBatch)
 	<-o.done
 	return o.out, o.err

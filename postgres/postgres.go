@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -79,6 +80,10 @@ type Store struct {
 	groups  roomBatches[*groupOp]  // appends waiting for their room's batch (group.go)
 	rates   roomBatches[*rateOp]   // rate takes waiting for their room's batch (rates.go)
 	lookups roomBatches[*lookupOp] // token and run lookups waiting for a batch, under "" (lookups.go)
+
+	commitWait time.Duration  // the bound of the commit wait (commitwait.go)
+	comingMu   sync.Mutex     // guards coming
+	coming     map[string]int // posts announced on their way to each room's Append (PostsComing)
 }
 
 // Option configures Open.
@@ -102,11 +107,13 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{})}
+	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{}),
+		commitWait: DefaultCommitWait}
 	s.Tables = sqlstore.New(pgDB{pool}, pgDB{pool}, dialect{})
 	for _, o := range opts {
 		o(s)
 	}
+	s.groups.hold, s.groups.holdFor = s.commitWait, s.comingTo
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -53,11 +53,23 @@ func (s *Store) SetSeatToken(ctx context.Context, room, name string, hash []byte
 // and its commit (group.go), each decided as if it ran alone: one holder of the room's lock and one
 // WAL flush for all of them, instead of one after the other.
 func (s *Store) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {
+	// Announced until its op is queued (group), so that a batch of the room held for it does
+	// not begin in between (commitwait.go); the room service withdraws its own just before.
+	queued := false
+	if a.Message != nil {
+		room := a.Message.Room
+		s.PostsComing(room, 1)
+		defer func() {
+			if !queued {
+				s.PostsComing(room, -1)
+			}
+		}()
+	}
 	m, err := sqlstore.Prepare(a)
 	if err != nil {
 		return parley.Appended{}, err
 	}
-	return s.group(ctx, a, m)
+	return s.group(ctx, a, m, &queued)
 }
 
 // Duplicate returns the seq of the seat's latest earlier message with this hash after since

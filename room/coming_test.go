@@ -20,12 +20,12 @@ type comingStore struct {
 	atAppend       []int64
 }
 
-func (s *comingStore) PostsComing(delta int) {
+func (s *comingStore) PostsComing(room string, delta int) {
 	s.net.Add(int64(delta))
 	if delta > 0 {
 		s.announced.Add(1)
 	}
-	s.Store.PostsComing(delta)
+	s.Store.PostsComing(room, delta)
 }
 
 func (s *comingStore) Append(ctx context.Context, a *parley.Append) (parley.Appended, error) {

@@ -50,10 +50,10 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 	// Withdrawn just before the append, or when the post is refused; the defer makes sure.
 	coming := s.coming
 	if coming != nil {
-		coming.PostsComing(1)
+		coming.PostsComing(room, 1)
 		defer func() {
 			if coming != nil {
-				coming.PostsComing(-1)
+				coming.PostsComing(room, -1)
 			}
 		}()
 	}
@@ -157,7 +157,7 @@ func (s *Service) post(ctx context.Context, c *parley.Caller, room string, body 
 		a.Answers = []int64{d.re}
 	}
 	if coming != nil {
-		coming.PostsComing(-1) // the append announces itself
+		coming.PostsComing(room, -1) // the append announces itself
 		coming = nil
 	}
 	m, err := s.appendTimed(ctx, a)

@@ -92,11 +92,12 @@ type Service struct {
 	coming   postsComing   // the store, if it hears of posts on their way to Append; else nil
 }
 
-// postsComing is a store that shares commits among appends (sqlite's committer) and can hold
-// one for posts it is told are on their way (sqlite.Store.PostsComing): delta 1 announces a
-// post that passed authentication, -1 withdraws it when it is refused or about to append.
+// postsComing is a store that shares commits among appends (sqlite's committer, postgres's
+// room batches) and can hold one for posts it is told are on their way (PostsComing): delta 1
+// announces a post to room that passed authentication, -1 withdraws it when it is refused or
+// about to append.
 type postsComing interface {
-	PostsComing(delta int)
+	PostsComing(room string, delta int)
 }
 
 var _ parley.RoomService = (*Service)(nil)

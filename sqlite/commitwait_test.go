@@ -63,14 +63,14 @@ func TestCommitWaitLoneWrite(t *testing.T) {
 func TestCommitWaitJoins(t *testing.T) {
 	s := openWait(t, time.Minute)
 	before := batches(s)
-	s.PostsComing(1) // as the room service does once a post passed authentication
+	s.PostsComing("r", 1) // as the room service does once a post passed authentication
 	first := waitAppend(s, "first")
 	select {
 	case err := <-first:
 		t.Fatalf("the first write returned (%v) while a post was announced", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	s.PostsComing(-1) // and just before it appends: Append announces itself
+	s.PostsComing("r", -1) // and just before it appends: Append announces itself
 	second := waitAppend(s, "second")
 	for _, done := range []<-chan error{first, second} {
 		select {
@@ -100,8 +100,8 @@ func TestCommitWaitBound(t *testing.T) {
 	for _, wait := range []time.Duration{0, 300 * time.Millisecond} {
 		t.Run(wait.String(), func(t *testing.T) {
 			s := openWait(t, wait)
-			s.PostsComing(1)
-			defer s.PostsComing(-1)
+			s.PostsComing("r", 1)
+			defer s.PostsComing("r", -1)
 			start := time.Now()
 			select {
 			case err := <-waitAppend(s, "held"):

@@ -131,8 +131,8 @@ func (s *Store) inTxComing(ctx context.Context, coming bool, fn func(ctx context
 // that will not call it after all, or is about to call it: Append announces itself as it
 // starts. While posts are announced, the committer holds a batch for them, up to the bound of
 // WithCommitWait (see the top of group.go). Every announcement must be withdrawn; the room
-// service does it in a defer.
-func (s *Store) PostsComing(delta int) {
+// service does it in a defer. The room does not matter here: one committer serves them all.
+func (s *Store) PostsComing(_ string, delta int) {
 	s.coming.Add(int64(delta))
 }
 

@@ -52,7 +52,7 @@ func serveArgs(i int, db, profileDir string) []string {
 // startInstances starts n `parley serve` processes on db (a PostgreSQL URL), each on a free
 // loopback port, sharing admin as their admin token, and returns them once each listens.
 // stop ends them (SIGTERM, then SIGKILL after 10 s) and waits for them.
-func startInstances(ctx context.Context, n int, db, admin string) (_ []*instance, stop func(), err error) {
+func startInstances(ctx context.Context, n int, db, admin string, extra ...string) (_ []*instance, stop func(), err error) {
 	bin := serveBinary
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -85,7 +85,7 @@ func startInstances(ctx context.Context, n int, db, admin string) (_ []*instance
 		}
 	}()
 	for i := range n {
-		cmd := exec.Command(bin, serveArgs(i+1, db, profileDir)...)
+		cmd := exec.Command(bin, append(serveArgs(i+1, db, profileDir), extra...)...)
 		cmd.Env = append(os.Environ(), "PARLEY_ADMIN_TOKEN="+admin, "PARLEY_ADDR=", "PARLEY_DB=")
 		out, err := cmd.StdoutPipe()
 		if err != nil {

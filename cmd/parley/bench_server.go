@@ -14,7 +14,6 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/loadbench"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 const benchServerDescription = `
@@ -68,7 +67,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	instances := fs.Int("instances", 0, "start this many 'parley serve' processes on the --db PostgreSQL database and spread the seats over them (0: serve in this process)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
-	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a batch for posts already on their way to it (0: never, as before the commit wait)")
+	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it (default: 200µs on SQLite, 3ms on PostgreSQL; 0: never, as before the commit wait; with --instances, the servers')")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	traceFile := fs.String("trace", "", "write an execution trace of the run to `FILE` (go tool trace FILE; go tool trace -pprof=sched FILE for the time goroutines waited to run)")
@@ -105,7 +104,8 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if err := checkCommitWait(fs, kind, *commitWait); err != nil {
+	wait, err := commitWaitFlag(fs, *commitWait)
+	if err != nil {
 		return err
 	}
 	if *instances > 0 && kind != "postgres" {
@@ -127,7 +127,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer unlock()
 	}
-	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite", sqlite.WithCommitWait(*commitWait))
+	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite", wait)
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -166,7 +166,11 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
 	if *instances > 0 {
 		cfg.AdminToken = randomToken()
-		all, stop, err := startInstances(ctx, *instances, target, cfg.AdminToken)
+		var extra []string
+		if wait != nil {
+			extra = []string{"--commit-wait", wait.String()}
+		}
+		all, stop, err := startInstances(ctx, *instances, target, cfg.AdminToken, extra...)
 		if err != nil {
 			return &exitError{code: 1, msg: err.Error()}
 		}
@@ -176,7 +180,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		cfg.ServerCPU = func() (int64, bool) { return instancesCPU(all) }
 		cfg.OpenStore = func(ctx context.Context) (parley.Store, error) {
-			return openStoreLogged(ctx, kind, target, slog.Default(), false)
+			return openStoreLogged(ctx, kind, target, slog.Default(), false, wait)
 		}
 	}
 	res, err := loadbench.Run(ctx, cfg)

@@ -84,11 +84,12 @@ proxy; an nginx site for it:
 
     parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
 
---commit-wait D (SQLite) bounds how long the committer may hold a commit for posts that
-passed authentication and are on their way to it, so that one fsync serves them too; a lone
-post with nothing behind it commits at once. The default, 200µs, is about one commit's fixed
-cost; 0 never holds (each commit takes what is waiting); at most 10ms. Compare settings with
-'parley bench server --commit-wait D'.
+--commit-wait D bounds how long a commit may wait for posts that passed authentication and
+are on their way to it, so that one commit serves them too; a lone post, with nothing on its
+way to its room, commits at once. On SQLite (default 200µs, about one commit's fixed cost) the
+one committer waits for posts to any room; on PostgreSQL (default 3ms) a room's batch waits
+for posts to that room, which with several servers on one database take turns at the room's
+lock. 0 never waits; at most 10ms. Compare settings with 'parley bench server --commit-wait D'.
 
 --cpuprofile FILE writes a Go CPU profile of the server, from start until it shuts down on
 SIGINT or SIGTERM, for 'go tool pprof FILE' (a server killed with SIGKILL leaves the file
@@ -105,7 +106,7 @@ const serveExamples = `  parley serve
   parley serve --public-url https://parley.example.com --trusted-proxy 127.0.0.1
   parley serve --addr 0.0.0.0:7070 --allow-host parley.internal --trusted-proxy 10.0.0.0/8
   parley serve --cpuprofile serve.prof   # then: go tool pprof -top serve.prof
-  parley serve --commit-wait 0           # SQLite: never hold a commit for posts on their way`
+  parley serve --commit-wait 0           # never hold a commit for posts on their way`
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "serve [flags]", serveDescription, serveExamples)
@@ -118,7 +119,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of --tls-cert (default $PARLEY_TLS_KEY)")
 	publicURL := fs.String("public-url", "", "the `URL` users reach the server at through a proxy, e.g. https://parley.example.com: /mcp accepts its host and origin (default $PARLEY_PUBLIC_URL)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `file` from start until shutdown (for go tool pprof)")
-	commitWait := fs.Duration("commit-wait", sqlite.DefaultCommitWait, "SQLite: how long the committer may hold a commit for posts already on their way to it, so that one fsync serves them all (0: never; at most 10ms)")
+	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it, so that one commit serves them all (default: 200µs on SQLite, 3ms on PostgreSQL; 0: never; at most 10ms)")
 	var allowHosts, trustedProxies repeated
 	fs.Var(&allowHosts, "allow-host", "another host `name` /mcp accepts (DNS-rebinding protection refuses names not listed); repeatable")
 	fs.Var(&trustedProxies, "trusted-proxy", "believe X-Forwarded-For/-Proto from this `CIDR` or address, your reverse proxy's; repeatable")
@@ -180,7 +181,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCommitWait(fs, kind, *commitWait); err != nil {
+	wait, err := commitWaitFlag(fs, *commitWait)
+	if err != nil {
 		return err
 	}
 	if kind == "sqlite" {
@@ -191,7 +193,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		defer unlock()
 	}
 	// The lock above makes this the file's only writer (sqlite.Sole).
-	store, err := openStoreLogged(ctx, kind, target, log, kind == "sqlite", sqlite.WithCommitWait(*commitWait))
+	store, err := openStoreLogged(ctx, kind, target, log, kind == "sqlite", wait)
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
@@ -246,7 +248,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	log.Info("serving", "addr", ln.Addr().String(), "tls", certs != nil, "db", kind, "admin_token", adminFrom, "git_repo", *gitRepo, "version", parleyVersion(),
 		"public_url", *publicURL, "allow_hosts", strings.Join(proxy.hosts, ","), "trusted_proxies", proxy.trusted.String())
 	if st, ok := store.(interface{ CommitWait() time.Duration }); ok {
-		log.Info("sqlite committer", "commit_wait", st.CommitWait().String())
+		log.Info("commit wait", "db", kind, "commit_wait", st.CommitWait().String())
 	}
 	fmt.Fprintf(e.stdout, "parley: listening on %s\n", url)
 	if proxy.publicURL != nil {
@@ -322,15 +324,22 @@ func parseDB(db string) (kind, target string, err error) {
 // openStoreLogged opens the store a --db value names; the PostgreSQL store logs its
 // listener's reconnects to log. sole says that the caller holds the SQLite file's lock
 // (lockDB), so the store may keep what it reads of seats (sqlite.Sole).
-func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool, more ...sqlite.Option) (parley.Store, error) {
+func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool, wait *time.Duration) (parley.Store, error) {
 	if kind == "postgres" {
-		s, err := postgres.Open(ctx, target, postgres.WithLogger(log))
+		opts := []postgres.Option{postgres.WithLogger(log)}
+		if wait != nil {
+			opts = append(opts, postgres.WithCommitWait(*wait))
+		}
+		s, err := postgres.Open(ctx, target, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL: %w", err)
 		}
 		return s, nil
 	}
-	opts := append([]sqlite.Option{sqlite.WithLogger(log)}, more...)
+	opts := []sqlite.Option{sqlite.WithLogger(log)}
+	if wait != nil {
+		opts = append(opts, sqlite.WithCommitWait(*wait))
+	}
 	if sole {
 		opts = append(opts, sqlite.Sole())
 	}
@@ -450,16 +459,16 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// checkCommitWait refuses a --commit-wait out of range, or given for a store without the
-// SQLite committer (PostgreSQL batches a room's posts without waiting for more).
-func checkCommitWait(fs *flag.FlagSet, kind string, d time.Duration) error {
+// commitWaitFlag reads --commit-wait: nil when it was not given (each store's default), and
+// a usage error when it is out of range.
+func commitWaitFlag(fs *flag.FlagSet, d time.Duration) (*time.Duration, error) {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "commit-wait" })
-	if set && kind != "sqlite" {
-		return usageErrorf("--commit-wait is for SQLite's committer: the PostgreSQL store batches a room's posts without waiting for more")
+	if !set {
+		return nil, nil
 	}
 	if d < 0 || d > 10*time.Millisecond {
-		return usageErrorf("--commit-wait must be 0..10ms, not %s", d)
+		return nil, usageErrorf("--commit-wait must be 0..10ms, not %s", d)
 	}
-	return nil
+	return &d, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/internal/mock"
+	"github.com/parleyhq/parley/internal/pgtest"
 )
 
 func TestParseDB(t *testing.T) {
@@ -172,16 +173,12 @@ func TestServeCPUProfile(t *testing.T) {
 	}
 }
 
-// TestServeCommitWait: --commit-wait reaches the SQLite store (the server logs the bound its
-// store was opened with), and a value out of range, or one given with PostgreSQL, is a usage
-// error before anything is opened.
+// TestServeCommitWait: --commit-wait reaches the store, SQLite or PostgreSQL (the server logs
+// the bound its store was opened with), each store's default stands without it, and a value out
+// of range is a usage error before anything is opened.
 func TestServeCommitWait(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"--commit-wait", "-1ms"},
-		{"--commit-wait", "11ms"},
-		{"--db", "postgres://x@127.0.0.1:1/y", "--commit-wait", "1ms"},
-	} {
+	for _, args := range [][]string{{"--commit-wait", "-1ms"}, {"--commit-wait", "11ms"}} {
 		args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "never.db")}, args...)
 		code, _, errOut := runMain(t, args...)
 		if code != 2 || !strings.Contains(errOut, "--commit-wait") {
@@ -192,31 +189,52 @@ func TestServeCommitWait(t *testing.T) {
 		t.Error("a refused --commit-wait opened the database")
 	}
 
-	for _, wait := range []string{"0s", "3ms"} {
-		outR, outW := io.Pipe()
-		var stderr lockedbuf.Buffer
-		e := &env{stdout: outW, stderr: &stderr, getenv: func(k string) string {
-			if k == "PARLEY_ADMIN_TOKEN" {
-				return "an-admin-token-for-the-test"
-			}
-			return ""
-		}}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() {
-			done <- runServe(ctx, e, []string{"--addr", "127.0.0.1:0", "--db", "sqlite:" + filepath.Join(dir, "p.db"), "--commit-wait", wait})
-			outW.Close()
-		}()
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() && !strings.HasPrefix(sc.Text(), "parley: listening on ") {
+	db := "sqlite:" + filepath.Join(dir, "p.db")
+	for _, c := range []struct{ flag, want string }{{"", "200µs"}, {"0s", "0s"}, {"3ms", "3ms"}} {
+		checkServeCommitWait(t, db, c.flag, c.want)
+	}
+}
+
+// TestServeCommitWaitPostgres: the same on PostgreSQL, whose default is 3ms.
+func TestServeCommitWaitPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, c := range []struct{ flag, want string }{{"", "3ms"}, {"1500µs", "1.5ms"}, {"0s", "0s"}} {
+		checkServeCommitWait(t, dsn, c.flag, c.want)
+	}
+}
+
+// checkServeCommitWait starts the server on db with --commit-wait flag (none when empty),
+// stops it, and checks that it logged the bound want.
+func checkServeCommitWait(t *testing.T, db, flag, want string) {
+	t.Helper()
+	outR, outW := io.Pipe()
+	var stderr lockedbuf.Buffer
+	e := &env{stdout: outW, stderr: &stderr, getenv: func(k string) string {
+		if k == "PARLEY_ADMIN_TOKEN" {
+			return "an-admin-token-for-the-test"
 		}
-		go io.Copy(io.Discard, outR)
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("serve --commit-wait %s: %v", wait, err)
-		}
-		if want := "commit_wait=" + wait; !strings.Contains(stderr.String(), want) {
-			t.Errorf("serve --commit-wait %s: the log does not show %s:\n%s", wait, want, stderr.String())
-		}
+		return ""
+	}}
+	args := []string{"--addr", "127.0.0.1:0", "--db", db}
+	if flag != "" {
+		args = append(args, "--commit-wait", flag)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, e, args)
+		outW.Close()
+	}()
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "parley: listening on ") {
+	}
+	go io.Copy(io.Discard, outR)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve %q: %v", args, err)
+	}
+	if w := "commit_wait=" + want; !strings.Contains(stderr.String(), w) {
+		t.Errorf("serve %q: the log does not show %s:\n%s", args, w, stderr.String())
 	}
 }
