@@ -19,6 +19,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/internal/mock"
 	"github.com/parleyhq/parley/internal/textline"
 )
@@ -39,27 +40,9 @@ func authOnly() *mock.RoomService {
 	}
 }
 
-// logBuffer is a concurrency-safe buffer for the server's log.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func newServer(t *testing.T, svc parley.RoomService, opts ...phttp.Option) (*httptest.Server, *logBuffer) {
+func newServer(t *testing.T, svc parley.RoomService, opts ...phttp.Option) (*httptest.Server, *lockedbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &lockedbuf.Buffer{}
 	opts = append([]phttp.Option{phttp.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
 	ts := httptest.NewServer(phttp.NewServer(svc, opts...))
 	t.Cleanup(ts.Close)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/client"
+	"github.com/parleyhq/parley/internal/lockedbuf"
 	"github.com/parleyhq/parley/internal/pgtest"
 )
 
@@ -374,22 +375,7 @@ func CleanEnv(extra ...string) []string {
 }
 
 // Buffer collects a process's output while a test reads it; it is safe for concurrent use.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *Buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *Buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type Buffer = lockedbuf.Buffer
 
 // Tail returns the last lines of s, for logging a failed process's output.
 func Tail(s string, lines int) string {
