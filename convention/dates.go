@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/parleyhq/parley/internal/casefold"
 )
 
 // dateHit is a date or time written in a form other than ISO basic, found in a line's text.
@@ -705,31 +707,11 @@ func lowerStemsIn(s string, x *stemIndex) bool {
 }
 
 // foldedStemsIn reports whether s, with its case folded as a (?i) regular expression reads it
-// (ASCII letters, the Kelvin sign as k and the long s as s), holds one of x's lower-case
-// stems.
+// (casefold: ASCII letters, the Kelvin sign as k and the long s as s), holds one of x's
+// lower-case stems.
 func foldedStemsIn(s string, x *stemIndex) bool {
 	var small [256]byte // the folded text of most lines, on the stack
-	f := small[:0]
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			f = append(f, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case 0x212A: // Kelvin sign
-			f = append(f, 'k')
-		case 0x017F: // long s
-			f = append(f, 's')
-		default:
-			f = utf8.AppendRune(f, r) // U+FFFD for a byte that is not UTF-8, as range gives
-		}
-		i += size
-	}
+	f := casefold.Append(small[:0], s)
 	return stemsIn(x, f)
 }
 

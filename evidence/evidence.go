@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/casefold"
 )
 
 // Verdict statuses.
@@ -406,30 +407,12 @@ func AboutTests(text string) bool { return mentionsTestStem(text) && testWords.M
 var testStems = []string{"test", "pass", "case", "suite", "spec"}
 
 // mentionsTestStem reports whether text, with its case folded as testWords' (?i) folds it
-// (ASCII letters, and the long s ſ as s), holds one of testStems: a test far cheaper than the
+// (casefold), holds one of testStems: a test far cheaper than the
 // expression, which most done lines then skip (FuzzAboutTests holds the two to the same
 // answers).
 func mentionsTestStem(text string) bool {
 	var small [256]byte // the folded text of most lines, on the stack
-	f := small[:0]
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			f = append(f, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if r == 0x017F { // long s
-			f = append(f, 's')
-		} else {
-			f = append(f, 0) // no stem holds a byte outside ASCII
-		}
-		i += size
-	}
+	f := casefold.Append(small[:0], text)
 	for _, st := range testStems {
 		if bytes.Contains(f, []byte(st)) {
 			return true
