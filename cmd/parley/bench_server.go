@@ -142,26 +142,18 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	}
 
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		done, err := profileTo(*cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
 		if err != nil {
 			return &exitError{code: 1, msg: err.Error()}
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return &exitError{code: 1, msg: err.Error()}
-		}
-		defer pprof.StopCPUProfile()
+		defer done()
 	}
 	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
+		done, err := profileTo(*traceFile, trace.Start, trace.Stop)
 		if err != nil {
 			return &exitError{code: 1, msg: err.Error()}
 		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return &exitError{code: 1, msg: err.Error()}
-		}
-		defer trace.Stop()
+		defer done()
 	}
 	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
 	if *instances > 0 {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -445,16 +446,29 @@ func (g *adminGate) Authenticate(ctx context.Context, token string) (*parley.Cal
 // The file is created at once, so a path that cannot be written is an error at start, not a
 // profile lost at shutdown.
 func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, usageErrorf("--cpuprofile: %v", err)
+	stop, err = profileTo(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, usageErrorf("--cpuprofile: %v", err) // the file could not be made
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	if err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("--cpuprofile: %v", err)}
 	}
+	return stop, nil
+}
+
+// profileTo creates path and starts a profile or trace into it (start); done stops it (stop)
+// and closes the file. The file's creation fails with a *fs.PathError.
+func profileTo(path string, start func(io.Writer) error, stop func()) (done func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 	}, nil
 }
