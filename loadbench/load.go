@@ -79,6 +79,9 @@ type Result struct {
 	// SeqCheck is the check made after posting that every room's seqs run 1..N without a
 	// gap or a repeat and N is the posts acknowledged in it: "ok" (the run fails otherwise).
 	SeqCheck string `json:"seq_check"`
+	// Floor is the same posting to an HTTP server that stores and checks nothing (Floor),
+	// measured after the posting phases.
+	Floor *Floor `json:"floor"`
 
 	// History pages of the large state room (StateMessages messages, every full page of
 	// 1,000), over HTTP as a seat: read from the store the first time (cold), then again,
@@ -254,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return all, own, ok
 	}
-	posted := make([]atomic.Int64, len(rooms)) // acknowledged posts per room
+	posted := make([]int, len(rooms)) // acknowledged posts per room
 	latencies := make([]time.Duration, 0, cfg.Messages)
 	var (
 		mu       sync.Mutex
@@ -269,6 +272,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// it reaches the phase's stop, and it is set back to the stop after the phase.
 		next atomic.Int64
 	)
+	// Each seat addresses the next seat of its room, or all.
+	to := make([]string, len(seats))
+	for s := range seats {
+		to[s] = "all"
+		if s+len(rooms) < len(seats) {
+			to[s] = seats[s+len(rooms)]
+		}
+	}
 	for _, stop := range stops {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -278,52 +289,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// What the admin client's timeout is to one request, for the phase: a generous
 		// bound, so that a server that stops answering ends the run.
 		pctx, cancel := context.WithTimeout(ctx, time.Minute+time.Duration(stop-from)*100*time.Millisecond)
-		var wg sync.WaitGroup
-		for s := range cfg.Seats {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				mine := make([]time.Duration, 0, (stop-from)/cfg.Seats+1)
-				acked := 0 // added to the room's count once, at the end, not once a post
-				defer func() {
-					posted[s%len(rooms)].Add(int64(acked))
-					mu.Lock()
-					latencies = append(latencies, mine...)
-					mu.Unlock()
-				}()
-				to := "all"
-				if s+len(rooms) < len(seats) {
-					to = seats[s+len(rooms)] // the next seat of the same room
-				}
-				p := posters[s]
-				for {
-					// An atomic counter, not a lock that every seat would queue on once a post.
-					i := int(next.Add(1)) - 1
-					if i >= stop {
-						return
-					}
-					p.buf = loadPostTo(p.buf[:0], i, seats[s], to)
-					t0 := time.Now()
-					_, err := p.post(pctx, p.buf)
-					mine = append(mine, time.Since(t0))
-					if err == nil {
-						acked++
-					}
-					if err != nil {
-						if errCount.Add(1) == 1 {
-							mu.Lock()
-							res.FirstError = err.Error()
-							mu.Unlock()
-						}
-						if pctx.Err() != nil {
-							return
-						}
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		lat, acked := postPhase(pctx, posters, seats, to, &next, stop, func(err error) {
+			if errCount.Add(1) == 1 {
+				mu.Lock()
+				res.FirstError = err.Error()
+				mu.Unlock()
+			}
+		})
 		took := time.Since(start)
+		latencies = append(latencies, lat...)
+		for s, n := range acked {
+			posted[s%len(rooms)] += n
+		}
 		perr := pctx.Err()
 		cancel()
 		cpu1, own1, ok1 := cpuNow()
@@ -382,11 +359,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	for r, name := range rooms {
-		if err := checkSeqs(ctx, cfg.Store, name, int(posted[r].Load())); err != nil {
+		if err := checkSeqs(ctx, cfg.Store, name, posted[r]); err != nil {
 			return nil, fmt.Errorf("server load: %w", err)
 		}
 	}
 	res.SeqCheck = "ok"
+	if res.Floor, err = runFloor(ctx, seats, to, rooms, min(cfg.Messages, floorPosts)); err != nil {
+		return nil, fmt.Errorf("server load: %w", err)
+	}
+	res.Floor.Share = res.PostsPerSecond / res.Floor.PostsPerSecond
 
 	// The read figures, after the memory ones, which are about posting.
 	adminCaller, err := svc.Authenticate(ctx, admin)

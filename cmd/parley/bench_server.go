@@ -48,6 +48,13 @@ the bench's own CPU time over the posting phases, plus the started servers' (not
 PostgreSQL's), divided by the posts; the bench's own part, the client's, is reported apart
 (client_cpu_us_per_post).
 
+Then the floor: the same seats post the same messages through the same client (up to 10,000
+of them) to an HTTP server in this process that stores and checks nothing (net/http with the
+settings of 'parley serve'; it reads each body and answers 201 with a seq). Its posts per
+second, latency and CPU per post are what this machine's loopback and net/http allow at these
+seats before any of parley's work, measured in the same run; floor.share is the server's posts
+per second over the floor's.
+
 The machine's other load counts: run it more than once and quote the median.`
 
 const benchServerExamples = `  parley bench server
@@ -241,6 +248,12 @@ func benchServerText(r *loadbench.Result) string {
 		if r.Memory.ClientCPUMicrosPerPost > 0 {
 			fmt.Fprintf(&b, "           %.0f µs of it the client's (this process: the seats' posting)\n", r.Memory.ClientCPUMicrosPerPost)
 		}
+	}
+	if f := r.Floor; f != nil {
+		fmt.Fprintf(&b, "floor      %.0f/s, p50 %.1f ms, p99 %.1f ms, %.0f µs CPU per post: the same seats and client posting\n",
+			f.PostsPerSecond, f.LatencyMS.P50, f.LatencyMS.P99, f.CPUMicrosPerPost)
+		fmt.Fprintf(&b, "           %d messages to an HTTP server in this process that stores and checks nothing;\n", f.Posts)
+		fmt.Fprintf(&b, "           the server reached %.0f%% of it\n", 100*f.Share)
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestBenchServer(t *testing.T) {
 
 	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20", "--state-messages", "500")
 	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") ||
-		!strings.Contains(out, "in a room of 500") {
+		!strings.Contains(out, "in a room of 500") || !strings.Contains(out, "20 messages to an HTTP server in this process that stores and checks nothing") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -114,6 +115,11 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	}
 	if r.StateRoomMessages != 2000 || r.StateMSSmallRoom <= 0 || r.StateMSLargeRoom <= 0 {
 		t.Errorf("state: %d messages, %.1f ms small, %.1f ms large", r.StateRoomMessages, r.StateMSSmallRoom, r.StateMSLargeRoom)
+	}
+	// The floor: as many posts as the run (under 10,000), and the share worked out again.
+	if f := r.Floor; f == nil || f.Posts != messages || f.PostsPerSecond <= 0 || f.LatencyMS.P50 <= 0 ||
+		math.Abs(f.Share-r.PostsPerSecond/f.PostsPerSecond) > 1e-9*f.Share {
+		t.Errorf("floor %+v (posts per second %.1f)", f, r.PostsPerSecond)
 	}
 }
 
