@@ -56,6 +56,9 @@ type Config struct {
 	// ServerCPU, when set, returns the CPU time the servers of Servers have used so far, in
 	// microseconds; it is added to this process's for the CPU per post.
 	ServerCPU func() (int64, bool)
+	// CommitFloor, when set, measures the store's single-commit floor (commits per second of
+	// one row each, one after the other) before posting: sqlite.CommitFloor beside the file.
+	CommitFloor func(context.Context) (float64, error)
 }
 
 // Result is what Run measured. Durations are in milliseconds.
@@ -82,6 +85,11 @@ type Result struct {
 	// Floor is the same posting to an HTTP server that stores and checks nothing (Floor),
 	// measured after the posting phases.
 	Floor *Floor `json:"floor"`
+	// CommitFloor is the store's single-commit floor (Config.CommitFloor), and
+	// PostsOverCommitFloor the posts per second over it: above 1, group commit carried more
+	// posts than committing each alone could. Absent without Config.CommitFloor.
+	CommitFloor          float64 `json:"commit_floor_per_second,omitempty"`
+	PostsOverCommitFloor float64 `json:"posts_over_commit_floor,omitempty"`
 
 	// History pages of the large state room (StateMessages messages, every full page of
 	// 1,000), over HTTP as a seat: read from the store the first time (cold), then again,
@@ -272,6 +280,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// it reaches the phase's stop, and it is set back to the stop after the phase.
 		next atomic.Int64
 	)
+	// The single-commit floor first, while the store is idle, on the same disk.
+	if cfg.CommitFloor != nil {
+		if res.CommitFloor, err = cfg.CommitFloor(ctx); err != nil {
+			return nil, fmt.Errorf("server load: %w", err)
+		}
+	}
 	// Each seat addresses the next seat of its room, or all.
 	to := make([]string, len(seats))
 	for s := range seats {
@@ -368,6 +382,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("server load: %w", err)
 	}
 	res.Floor.Share = res.PostsPerSecond / res.Floor.PostsPerSecond
+	if cfg.CommitFloor != nil {
+		res.PostsOverCommitFloor = res.PostsPerSecond / res.CommitFloor
+	}
 
 	// The read figures, after the memory ones, which are about posting.
 	adminCaller, err := svc.Authenticate(ctx, admin)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/loadbench"
+	"github.com/parleyhq/parley/sqlite"
 )
 
 const benchServerDescription = `
@@ -53,7 +54,10 @@ of them) to an HTTP server in this process that stores and checks nothing (net/h
 settings of 'parley serve'; it reads each body and answers 201 with a seq). Its posts per
 second, latency and CPU per post are what this machine's loopback and net/http allow at these
 seats before any of parley's work, measured in the same run; floor.share is the server's posts
-per second over the floor's.
+per second over the floor's. On SQLite, before posting, SQLite's own single-commit floor
+beside the file: 2,000 transactions of one row each, one after the other, each waiting for its
+fsync, after 500 untimed (commit_floor_per_second); posts_over_commit_floor is the server's posts per second over
+it: above 1, group commit carried more posts than committing each alone could.
 
 The machine's other load counts: run it more than once and quote the median.`
 
@@ -163,6 +167,11 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		defer done()
 	}
 	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
+	if kind == "sqlite" {
+		cfg.CommitFloor = func(ctx context.Context) (float64, error) {
+			return sqlite.CommitFloor(ctx, filepath.Dir(target), commitFloorCommits, commitFloorBytes)
+		}
+	}
 	if *instances > 0 {
 		cfg.AdminToken = randomToken()
 		var extra []string
@@ -220,6 +229,12 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
+// The single-commit floor of a SQLite run: commits of one row of about a bench post's size.
+const (
+	commitFloorCommits = 2000
+	commitFloorBytes   = 200
+)
+
 func benchServerText(r *loadbench.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "parley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d", r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS)
@@ -248,6 +263,10 @@ func benchServerText(r *loadbench.Result) string {
 		if r.Memory.ClientCPUMicrosPerPost > 0 {
 			fmt.Fprintf(&b, "           %.0f µs of it the client's (this process: the seats' posting)\n", r.Memory.ClientCPUMicrosPerPost)
 		}
+	}
+	if r.CommitFloor > 0 {
+		fmt.Fprintf(&b, "commits    %.0f/s: SQLite's single-commit floor beside the file (%d commits of one row, one\n", r.CommitFloor, commitFloorCommits)
+		fmt.Fprintf(&b, "           after the other, each waiting for its fsync); the server's durable posts are %.2f× it\n", r.PostsOverCommitFloor)
 	}
 	if f := r.Floor; f != nil {
 		fmt.Fprintf(&b, "floor      %.0f/s, p50 %.1f ms, p99 %.1f ms, %.0f µs CPU per post: the same seats and client posting\n",

@@ -33,7 +33,8 @@ func TestBenchServer(t *testing.T) {
 
 	code, out, _ = benchCLI(t, "bench", "server", "--seats", "4", "--rooms", "2", "--messages", "20", "--state-messages", "500")
 	if code != 0 || !strings.Contains(out, "4 seats in 2 rooms") || !strings.Contains(out, "history read of") || !strings.Contains(out, " msgs ") ||
-		!strings.Contains(out, "in a room of 500") || !strings.Contains(out, "20 messages to an HTTP server in this process that stores and checks nothing") {
+		!strings.Contains(out, "in a room of 500") || !strings.Contains(out, "20 messages to an HTTP server in this process that stores and checks nothing") ||
+		!strings.Contains(out, "single-commit floor beside the file (2000 commits of one row") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -115,6 +116,11 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 	}
 	if r.StateRoomMessages != 2000 || r.StateMSSmallRoom <= 0 || r.StateMSLargeRoom <= 0 {
 		t.Errorf("state: %d messages, %.1f ms small, %.1f ms large", r.StateRoomMessages, r.StateMSSmallRoom, r.StateMSLargeRoom)
+	}
+	// SQLite's single-commit floor, and the posts over it worked out again; none on PostgreSQL.
+	if store == "sqlite" && (r.CommitFloor <= 0 || math.Abs(r.PostsOverCommitFloor-r.PostsPerSecond/r.CommitFloor) > 1e-9*r.PostsOverCommitFloor) ||
+		store != "sqlite" && (r.CommitFloor != 0 || r.PostsOverCommitFloor != 0) {
+		t.Errorf("%s: commit floor %.1f/s, posts over it %.3f (posts per second %.1f)", store, r.CommitFloor, r.PostsOverCommitFloor, r.PostsPerSecond)
 	}
 	// The floor: as many posts as the run (under 10,000), and the share worked out again.
 	if f := r.Floor; f == nil || f.Posts != messages || f.PostsPerSecond <= 0 || f.LatencyMS.P50 <= 0 ||
