@@ -54,10 +54,12 @@ of them) to an HTTP server in this process that stores and checks nothing (net/h
 settings of 'parley serve'; it reads each body and answers 201 with a seq). Its posts per
 second, latency and CPU per post are what this machine's loopback and net/http allow at these
 seats before any of parley's work, measured in the same run; floor.share is the server's posts
-per second over the floor's. On SQLite, before posting, SQLite's own single-commit floor
-beside the file: 2,000 transactions of one row each, one after the other, each waiting for its
-fsync, after 500 untimed (commit_floor_per_second); posts_over_commit_floor is the server's posts per second over
-it: above 1, group commit carried more posts than committing each alone could.
+per second over the floor's.
+
+On SQLite, before posting, SQLite's own single-commit floor beside the file: 2,000
+transactions of one row each, one after the other, each waiting for its fsync, after 500
+untimed (commit_floor_per_second). posts_over_commit_floor is the server's posts per second
+over it: above 1, group commit carried more posts than committing each alone could.
 
 The machine's other load counts: run it more than once and quote the median.`
 
