@@ -115,24 +115,23 @@ func (b *roomBatches[T]) waitFor(room string, q *roomQueue[T], max int) {
 	}
 	t := time.NewTimer(b.hold)
 	defer t.Stop()
+	defer func() {
+		b.mu.Lock()
+		q.idle = false
+		b.mu.Unlock()
+	}()
 	for {
 		b.mu.Lock()
 		full := len(q.pending) >= max
 		q.idle = !full // so that add wakes this goroutine
 		b.mu.Unlock()
 		if full || !b.holdFor(room) {
-			break
+			return
 		}
 		select {
 		case <-q.wake:
 		case <-t.C:
-			b.mu.Lock()
-			q.idle = false
-			b.mu.Unlock()
 			return
 		}
 	}
-	b.mu.Lock()
-	q.idle = false
-	b.mu.Unlock()
 }
