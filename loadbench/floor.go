@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	phttp "github.com/parleyhq/parley/http"
 	"github.com/parleyhq/parley/internal/postjson"
 )
 
@@ -42,15 +40,11 @@ const floorPosts = 10000
 // runFloor measures the Floor with one new poster per seat, each seat posting to its room's
 // path as in the run (to[s] its addressee), posts messages in all.
 func runFloor(ctx context.Context, seats, to, rooms []string, posts int) (*Floor, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := serveLoopback(&floorServer{seqs: map[string]int64{}}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	fs := &floorServer{seqs: map[string]int64{}}
-	srv := phttp.NewHTTPServer("127.0.0.1:0", fs, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	defer stop()
 	posters := make([]*poster, len(seats))
 	for s := range seats {
 		if posters[s], err = newPoster(base, rooms[s%len(rooms)], "floor-"+seats[s]); err != nil {

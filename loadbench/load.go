@@ -198,15 +198,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if svc, err = room.New(cfg.Store, room.Config{AdminToken: admin, Logger: log}); err != nil {
 			return nil, err
 		}
-		h := phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{}))
-		srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		base, stop, err := serveLoopback(phttp.NewServer(svc, phttp.WithLogger(log), phttp.WithRenderer(room.Renderer{})), log)
 		if err != nil {
 			return nil, fmt.Errorf("server load: %w", err)
 		}
-		go srv.Serve(ln)
-		defer srv.Close()
-		urls = []string{"http://" + ln.Addr().String()}
+		defer stop()
+		urls = []string{base}
 	}
 	clients := make([]*client.Client, len(urls)) // the admin's, one per server
 	hcs := make([]*http.Client, len(urls))
@@ -407,6 +404,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("server load: history pages: %w", err)
 	}
 	return res, nil
+}
+
+// serveLoopback serves h as 'parley serve' does (NewHTTPServer's settings) on a free loopback
+// port, and returns its base URL and the function that stops it.
+func serveLoopback(h http.Handler, log *slog.Logger) (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := phttp.NewHTTPServer("127.0.0.1:0", h, log)
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }
 
 // timeRead reads the whole history n times and returns the median.
