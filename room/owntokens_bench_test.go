@@ -3,23 +3,17 @@ package room
 import (
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parleyhq/parley"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // BenchmarkCheckSecrets measures the whole scan a post runs: the folding, the rules, and the
 // own-token look-ups, on a typical ASCII report, on one with non-ASCII text, and on one with
 // a string of a token's shape that is no token (one store look-up).
 func BenchmarkCheckSecrets(b *testing.B) {
-	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := tempSQLite(b)
 	s, err := New(st, Config{AdminToken: "admin-token-for-benchmarks", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -46,11 +40,7 @@ func BenchmarkCheckSecrets(b *testing.B) {
 // parse: the token count, the hash, convention.Check with the room's roster, the addressing),
 // on the post `parley bench server` sends and on the study's p2 and p3 as agents write them.
 func BenchmarkParseDraft(b *testing.B) {
-	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := tempSQLite(b)
 	s, err := New(st, Config{AdminToken: "admin-token-for-benchmarks", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

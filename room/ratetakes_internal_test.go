@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -77,11 +76,7 @@ func (l *takeLog) calls() string {
 // at admission takes it first again, before any other check, until its wait has passed.
 func TestRateTakes(t *testing.T) {
 	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := tempSQLite(t)
 	st := &takeLog{Store: sq, mem: memRates{b: map[rateKey]*memBucket{}}}
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -143,11 +138,7 @@ func TestRateTakes(t *testing.T) {
 // a repeat and counted.
 func TestRepeatOverCap(t *testing.T) {
 	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := tempSQLite(t)
 	s, err := New(sq, Config{AdminToken: "the-admin-token-of-this-test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package room
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,11 +32,7 @@ func (c *seatCounter) Seats(ctx context.Context, room string) ([]*parley.Seat, e
 // one read of the store and all get what it read; a change made here still shows at once.
 func TestRosterOneLoad(t *testing.T) {
 	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := tempSQLite(t)
 	st := &seatCounter{Store: sq}
 	s, err := New(st, Config{AdminToken: "the-admin-token-of-this-test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
