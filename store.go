@@ -135,6 +135,23 @@ type StatsAdder interface {
 	AddStats(ctx context.Context, deltas []StatDelta) error
 }
 
+// CommitStats is what a store's group commit has done since the store was opened: how many
+// transactions it committed, how many writes they carried, and where its time went. It tells
+// whether the committer is what bounds the posts per second (Busy near the wall time, and
+// Commit most of Busy: the disk's fsync sets the pace).
+type CommitStats struct {
+	Commits int64         // transactions committed
+	Writes  int64         // writes they carried (appends and counters)
+	Busy    time.Duration // from taking a batch's first write to answering the batch, every batch
+	Commit  time.Duration // in COMMIT: the log's writes and its fsync
+}
+
+// CommitStatser is a store whose writes go through one committer that reports CommitStats
+// (sqlite.Store). The bench reports them, and `parley serve` exports them on /metrics.
+type CommitStatser interface {
+	CommitStats() CommitStats
+}
+
 // Store persists everything the room server knows. sqlite.Store and postgres.Store implement
 // it and pass the one conformance suite in storetest. Every method is safe for concurrent use,
 // also by several server processes on one database where the implementation allows it.

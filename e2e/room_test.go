@@ -36,6 +36,10 @@ func TestSQLite(t *testing.T) {
 		t.Fatal("the admin token itself is stored; only its hash may be")
 	}
 	suite(t, []*server{s}, s.adminToken, sha)
+	// On SQLite, /metrics shows the store's committer: the suite's posts were committed.
+	if r := s.call(t, "GET", "/metrics", "", ""); !committed(r.body) {
+		t.Errorf("no committer series with a write committed in /metrics:\n%s", r.body)
+	}
 
 	// A graceful stop does not wait for open event streams to end by themselves.
 	stream, err := s.client(t, s.adminToken).Events(t.Context(), nil, "team", 0)
@@ -63,6 +67,18 @@ func TestSQLite(t *testing.T) {
 	}
 }
 
+// committed tells whether a scrape of /metrics shows the store's committer with at least one
+// write committed.
+func committed(scrape []byte) bool {
+	for _, l := range strings.Split(string(scrape), "\n") {
+		if v, ok := strings.CutPrefix(l, "parley_store_committed_writes_total "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return err == nil && f >= 1
+		}
+	}
+	return false
+}
+
 // TestPostgres runs the suite against two servers on one PostgreSQL database, alternating
 // between them, so that every guarantee (gapless seqs, repeats, idempotency keys, lapsed
 // asks, live reads) is checked across processes.
@@ -75,6 +91,10 @@ func TestPostgres(t *testing.T) {
 	a := startServer(t, "serve A", env)
 	b := startServer(t, "serve B", env)
 	suite(t, []*server{a, b}, admin, sha)
+	// PostgreSQL commits per room, without SQLite's one committer: no committer series.
+	if r := a.call(t, "GET", "/metrics", "", ""); bytes.Contains(r.body, []byte("parley_store_commits_total")) {
+		t.Errorf("committer series on PostgreSQL:\n%s", r.body)
+	}
 }
 
 // cluster is the servers under test; call i goes to server i mod n.

@@ -90,6 +90,9 @@ type Result struct {
 	// posts than committing each alone could. Absent without Config.CommitFloor.
 	CommitFloor          float64 `json:"commit_floor_per_second,omitempty"`
 	PostsOverCommitFloor float64 `json:"posts_over_commit_floor,omitempty"`
+	// Committer is what the store's group commit did over the posting phases, when the
+	// store reports it (parley.CommitStatser: SQLite, serving in this process).
+	Committer *Committer `json:"committer,omitempty"`
 
 	// History pages of the large state room (StateMessages messages, every full page of
 	// 1,000), over HTTP as a seat: read from the store the first time (cold), then again,
@@ -103,6 +106,34 @@ type Result struct {
 	StateRoomMessages int     `json:"state_room_messages"`
 	StateMSSmallRoom  float64 `json:"state_ms_small_room"`
 	StateMSLargeRoom  float64 `json:"state_ms_large_room"`
+}
+
+// Committer is the store's group commit over the posting phases. A busy share near 1 means
+// the committer never waited for work: posts queued behind it, and its commits (their fsync
+// above all, commit_share of its time) set the pace, not the CPU of the handlers.
+type Committer struct {
+	Commits        int64   `json:"commits"`          // transactions committed
+	PostsPerCommit float64 `json:"posts_per_commit"` // writes they carried, per commit
+	BusyShare      float64 `json:"busy_share"`       // of the posting time, on batches
+	CommitShare    float64 `json:"commit_share"`     // of that busy time, in COMMIT
+	CommitMS       float64 `json:"commit_ms"`        // mean time of one COMMIT (WAL writes and fsync)
+}
+
+// committerUse works out Committer from the stats summed over the phases (d) and the time
+// spent posting.
+func committerUse(d parley.CommitStats, posting time.Duration) *Committer {
+	c := &Committer{Commits: d.Commits}
+	if d.Commits > 0 {
+		c.PostsPerCommit = float64(d.Writes) / float64(d.Commits)
+		c.CommitMS = float64(d.Commit) / float64(time.Millisecond) / float64(d.Commits)
+	}
+	if posting > 0 {
+		c.BusyShare = float64(d.Busy) / float64(posting)
+	}
+	if d.Busy > 0 {
+		c.CommitShare = float64(d.Commit) / float64(d.Busy)
+	}
+	return c
 }
 
 // Percentiles of a latency distribution, in milliseconds.
@@ -276,6 +307,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// next is the index of the next message to post; the seats of a phase take it until
 		// it reaches the phase's stop, and it is set back to the stop after the phase.
 		next atomic.Int64
+		// commits sums the committer's stats over the phases, when the store reports them.
+		commits    parley.CommitStats
+		statser, _ = cfg.Store.(parley.CommitStatser)
 	)
 	// The single-commit floor first, while the store is idle, on the same disk.
 	if cfg.CommitFloor != nil {
@@ -295,6 +329,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		cpu0, own0, ok0 := cpuNow()
+		var cs0 parley.CommitStats
+		if statser != nil {
+			cs0 = statser.CommitStats()
+		}
 		start := time.Now()
 		from := int(next.Load())
 		// What the admin client's timeout is to one request, for the phase: a generous
@@ -308,6 +346,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		})
 		took := time.Since(start)
+		if statser != nil {
+			cs1 := statser.CommitStats()
+			commits.Commits += cs1.Commits - cs0.Commits
+			commits.Writes += cs1.Writes - cs0.Writes
+			commits.Busy += cs1.Busy - cs0.Busy
+			commits.Commit += cs1.Commit - cs0.Commit
+		}
 		latencies = append(latencies, lat...)
 		for s, n := range acked {
 			posted[s%len(rooms)] += n
@@ -342,6 +387,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.PostSeconds = postTime.Seconds()
 	res.PostsPerSecond = float64(cfg.Messages) / postTime.Seconds()
 	res.LatencyMS = percentiles(latencies)
+	if statser != nil {
+		res.Committer = committerUse(commits, postTime)
+	}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -3,12 +3,14 @@ package loadbench
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
@@ -91,4 +93,19 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// TestCommitterUse works the committer's figures out of hand-set stats: 10 writes in 4
+// commits over 10 ms of posting, 8 ms of it busy, 6 ms of that in COMMIT.
+func TestCommitterUse(t *testing.T) {
+	got := committerUse(parley.CommitStats{Commits: 4, Writes: 10, Busy: 8 * time.Millisecond, Commit: 6 * time.Millisecond}, 10*time.Millisecond)
+	want := Committer{Commits: 4, PostsPerCommit: 2.5, BusyShare: 0.8, CommitShare: 0.75, CommitMS: 1.5}
+	if math.Abs(got.PostsPerCommit-want.PostsPerCommit)+math.Abs(got.BusyShare-want.BusyShare)+
+		math.Abs(got.CommitShare-want.CommitShare)+math.Abs(got.CommitMS-want.CommitMS) > 1e-12 || got.Commits != want.Commits {
+		t.Errorf("committerUse = %+v, want %+v", *got, want)
+	}
+	// Nothing committed, no time: zeros, not NaN.
+	if z := committerUse(parley.CommitStats{}, 0); *z != (Committer{}) {
+		t.Errorf("committerUse of nothing = %+v", *z)
+	}
 }

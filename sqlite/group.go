@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/parleyhq/parley"
@@ -62,7 +63,7 @@ const (
 const idleAfter = 50 * time.Millisecond
 
 // DefaultCommitWait is the bound of the commit wait unless WithCommitWait sets another: about
-// a commit's fixed cost, well below a post's latency (NOTES-s24-batch.md has the figures).
+// a commit's fixed cost, well below a post's latency.
 const DefaultCommitWait = 200 * time.Microsecond
 
 // maxBatch bounds one transaction, so a burst cannot make one commit arbitrarily late.
@@ -146,6 +147,25 @@ func WithCommitWait(d time.Duration) Option {
 // CommitWait is the bound of the commit wait this store was opened with (WithCommitWait).
 func (s *Store) CommitWait() time.Duration { return s.commitWait }
 
+// commitStats are the committer's counters behind CommitStats: written by the committer
+// only, read by anyone.
+type commitStats struct {
+	commits, writes, busyNS, commitNS atomic.Int64
+}
+
+// CommitStats reports what the committer has done since Open: its transactions committed
+// and their writes, the time it spent on batches (Busy) and, of that, in COMMIT (the WAL's
+// writes and its fsync). Safe to call at any time; the figures of a batch under way are
+// added when it ends.
+func (s *Store) CommitStats() parley.CommitStats {
+	return parley.CommitStats{
+		Commits: s.stats.commits.Load(),
+		Writes:  s.stats.writes.Load(),
+		Busy:    time.Duration(s.stats.busyNS.Load()),
+		Commit:  time.Duration(s.stats.commitNS.Load()),
+	}
+}
+
 // take adds o to the batch, withdrawing its announcement.
 func (s *Store) take(batch []*txOp, o *txOp) []*txOp {
 	if o.coming {
@@ -186,8 +206,10 @@ func (s *Store) committer() {
 				return
 			}
 		}
+		begun := time.Now()
 		batch = s.holdFor(s.takeWaiting(batch), hold)
 		s.commitBatch(batch)
+		s.stats.busyNS.Add(int64(time.Since(begun)))
 	}
 }
 
@@ -294,6 +316,8 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error)) {
 		if bad < 0 {
 			if committed > 0 {
 				s.batchCommitted(rt, committed)
+				s.stats.commits.Add(1)
+				s.stats.writes.Add(int64(committed))
 			}
 			return
 		}
@@ -343,7 +367,10 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error)) (bad, committ
 		fail(err)
 		return -1, 0
 	}
-	if err := rt.control(qCommit); err != nil {
+	began := time.Now()
+	err := rt.control(qCommit)
+	s.stats.commitNS.Add(int64(time.Since(began)))
+	if err != nil {
 		// A commit that failed (busy, I/O) may leave the transaction open on the
 		// connection; end it, or the next batch could not begin.
 		rt.control(qRollback)

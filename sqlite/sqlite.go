@@ -83,6 +83,7 @@ type Store struct {
 	ckptSeen      int64         // the checkpointer's copies whose report walPages took in
 	ckpt          *checkpointer // copies the WAL beside the committer (checkpoint.go)
 	ckptFrames    atomic.Int64  // frames the last checkpoint had copied (for the tests)
+	stats         commitStats   // what the committer has done (CommitStats)
 }
 
 // busyTimeout is how long a statement waits for another process's write lock before it fails

@@ -61,6 +61,12 @@ transactions of one row each, one after the other, each waiting for its fsync, a
 untimed (commit_floor_per_second). posts_over_commit_floor is the server's posts per second
 over it: above 1, group commit carried more posts than committing each alone could.
 
+On SQLite the store's committer reports what it did over the posting phases (committer):
+its commits and posts per commit, the share of the posting time it spent on batches
+(busy_share), the share of that in COMMIT, the WAL's writes and fsync (commit_share), and
+the mean COMMIT (commit_ms). A busy share near 1 means posts queued behind the committer:
+the disk's fsync, not the handlers' CPU, set the pace.
+
 The machine's other load counts: run it more than once and quote the median.`
 
 const benchServerExamples = `  parley bench server
@@ -269,6 +275,11 @@ func benchServerText(r *loadbench.Result) string {
 	if r.CommitFloor > 0 {
 		fmt.Fprintf(&b, "commits    %.0f/s: SQLite's single-commit floor beside the file (%d commits of one row, one\n", r.CommitFloor, commitFloorCommits)
 		fmt.Fprintf(&b, "           after the other, each waiting for its fsync); the server's durable posts are %.2f× it\n", r.PostsOverCommitFloor)
+	}
+	if c := r.Committer; c != nil {
+		fmt.Fprintf(&b, "committer  %d commits of %.1f posts; busy %.0f%% of the posting time, %.0f%% of that in COMMIT\n",
+			c.Commits, c.PostsPerCommit, 100*c.BusyShare, 100*c.CommitShare)
+		fmt.Fprintf(&b, "           (the WAL's writes and fsync, %.2f ms each): near 100%% busy, the commits set the pace\n", c.CommitMS)
 	}
 	if f := r.Floor; f != nil {
 		fmt.Fprintf(&b, "floor      %.0f/s, p50 %.1f ms, p99 %.1f ms, %.0f µs CPU per post: the same seats and client posting\n",

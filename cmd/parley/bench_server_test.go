@@ -122,6 +122,15 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 		store != "sqlite" && (r.CommitFloor != 0 || r.PostsOverCommitFloor != 0) {
 		t.Errorf("%s: commit floor %.1f/s, posts over it %.3f (posts per second %.1f)", store, r.CommitFloor, r.PostsOverCommitFloor, r.PostsPerSecond)
 	}
+	// SQLite's committer: every acknowledged post is a write it committed (the counters a few
+	// more), no commit without one, its COMMIT time inside its busy time, and that inside the
+	// posting time (give or take a batch that began before a phase). PostgreSQL reports none.
+	if c := r.Committer; store == "sqlite" && (c == nil || c.Commits < 1 || c.PostsPerCommit < 1 ||
+		float64(c.Commits)*c.PostsPerCommit < float64(messages)-0.5 || c.CommitMS <= 0 ||
+		c.BusyShare <= 0 || c.BusyShare > 1.25 || c.CommitShare <= 0 || c.CommitShare > 1) ||
+		store != "sqlite" && c != nil {
+		t.Errorf("%s: committer %+v (%d messages)", store, c, messages)
+	}
 	// The floor: as many posts as the run (under 10,000), and the share worked out again.
 	if f := r.Floor; f == nil || f.Posts != messages || f.PostsPerSecond <= 0 || f.LatencyMS.P50 <= 0 ||
 		math.Abs(f.Share-r.PostsPerSecond/f.PostsPerSecond) > 1e-9*f.Share {

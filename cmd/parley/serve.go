@@ -206,6 +206,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	// One Prometheus registry for the service and the edges: /metrics serves it.
 	reg := metrics.New()
+	if cs, ok := store.(parley.CommitStatser); ok {
+		reg.StoreCommits(cs.CommitStats)
+	}
 	rs, err := room.New(store, room.Config{AdminToken: admin.token, AdminHash: admin.hash, GitRepo: *gitRepo, Logger: log, Observer: reg})
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parleyhq/parley"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -30,6 +31,11 @@ const (
 	AppendDuration  = "parley_store_append_duration_seconds"
 	Rooms           = "parley_rooms"
 	Uptime          = "parley_uptime_seconds"
+	// The store's group commit (StoreCommits): SQLite's committer.
+	Commits         = "parley_store_commits_total"
+	CommittedWrites = "parley_store_committed_writes_total"
+	CommitterBusy   = "parley_store_committer_busy_seconds_total"
+	CommitSeconds   = "parley_store_commit_seconds_total"
 )
 
 // requestBuckets are the upper bounds of request durations in seconds: a post is a few
@@ -122,6 +128,37 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // count is left out of that scrape (and reported by the handler's error log).
 func (m *Metrics) CountRooms(count func() (int, error)) {
 	m.reg.MustRegister(&roomsCollector{count: count, desc: prometheus.NewDesc(Rooms, "Rooms on this server.", nil, nil)})
+}
+
+// StoreCommits registers the four series of a store's group commit (parley.CommitStatser),
+// read together at each scrape: transactions committed, the writes they carried, the seconds
+// the committer spent on batches and, of those, in COMMIT (the log's writes and fsync). A busy
+// rate near 1 second per second means the committer is what bounds the posts.
+func (m *Metrics) StoreCommits(read func() parley.CommitStats) {
+	m.reg.MustRegister(&commitCollector{read: read, descs: [4]*prometheus.Desc{
+		prometheus.NewDesc(Commits, "Transactions the store's committer committed (each one fsync on SQLite).", nil, nil),
+		prometheus.NewDesc(CommittedWrites, "Writes (posts, counters) those transactions carried.", nil, nil),
+		prometheus.NewDesc(CommitterBusy, "Seconds the committer spent on batches, from taking the first write to answering the last.", nil, nil),
+		prometheus.NewDesc(CommitSeconds, "Of those, seconds in COMMIT: the log's writes and its fsync.", nil, nil),
+	}})
+}
+
+type commitCollector struct {
+	read  func() parley.CommitStats
+	descs [4]*prometheus.Desc
+}
+
+func (c *commitCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c *commitCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.read()
+	for i, v := range []float64{float64(st.Commits), float64(st.Writes), st.Busy.Seconds(), st.Commit.Seconds()} {
+		ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, v)
+	}
 }
 
 type roomsCollector struct {

@@ -42,6 +42,7 @@ func start(t *testing.T, mount ...func(*phttp.Server)) *server {
 	t.Cleanup(func() { store.Close() })
 	log := slog.New(slog.DiscardHandler)
 	reg := metrics.New()
+	reg.StoreCommits(store.CommitStats) // as `parley serve` does on SQLite
 	admin := "parley_admin_" + strings.Repeat("m", 32)
 	svc, err := room.New(store, room.Config{AdminToken: admin, Logger: log, Observer: reg})
 	if err != nil {
@@ -267,6 +268,18 @@ func TestScrape(t *testing.T) {
 	equal(t, metrics.EvidenceChecks, byLabel(t, family(t, fams, metrics.EvidenceChecks, dto.MetricType_COUNTER), "verdict"),
 		map[string]float64{"verified": 1, "failed": 1, "unverified": 1})
 
+	// The committer's series: every stored post and the lapse is a write it committed (the
+	// runs and the counters are more), in at least one commit; its time in COMMIT is part of
+	// its busy time.
+	commit := func(name string) float64 {
+		return family(t, fams, name, dto.MetricType_COUNTER).Metric[0].Counter.GetValue()
+	}
+	commits, writes := commit(metrics.Commits), commit(metrics.CommittedWrites)
+	busy, inCommit := commit(metrics.CommitterBusy), commit(metrics.CommitSeconds)
+	if writes < float64(stored+1) || commits < 1 || commits > writes || inCommit <= 0 || busy < inCommit || busy > 10 {
+		t.Errorf("committer: %v commits of %v writes (at least %d stored), %vs busy, %vs in COMMIT", commits, writes, stored+1, busy, inCommit)
+	}
+
 	// Every stored post and the lapse is one append, and so is the repeat: the store's check
 	// inside the append's transaction refuses it (room/post.go reads for a repeat before the
 	// append only when a later check would refuse the post).
@@ -398,6 +411,32 @@ func TestStatusClass(t *testing.T) {
 	for in, want := range map[int]string{200: "2xx", 201: "2xx", 304: "3xx", 429: "4xx", 507: "5xx", 0: "other", 600: "other"} {
 		if got := metrics.StatusClass(in); got != want {
 			t.Errorf("StatusClass(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestStoreCommits: each of the committer's four series carries its own figure, read at each
+// scrape (hand-set figures, so that a series swapped with another shows).
+func TestStoreCommits(t *testing.T) {
+	reg := metrics.New()
+	st := parley.CommitStats{Commits: 3, Writes: 7, Busy: 2500 * time.Millisecond, Commit: 1500 * time.Millisecond}
+	reg.StoreCommits(func() parley.CommitStats { return st })
+	fams, err := reg.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		if f.GetType() == dto.MetricType_COUNTER && strings.HasPrefix(f.GetName(), "parley_store_") {
+			got[f.GetName()] = f.Metric[0].Counter.GetValue()
+		}
+	}
+	equal(t, "committer", got, map[string]float64{metrics.Commits: 3, metrics.CommittedWrites: 7, metrics.CommitterBusy: 2.5, metrics.CommitSeconds: 1.5})
+	st.Commits = 4
+	fams, _ = reg.Registry().Gather()
+	for _, f := range fams {
+		if f.GetName() == metrics.Commits && f.Metric[0].Counter.GetValue() != 4 {
+			t.Errorf("%s after another commit: %v, want 4", metrics.Commits, f.Metric[0].Counter.GetValue())
 		}
 	}
 }
