@@ -11,6 +11,7 @@ import (
 	"runtime/trace"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/loadbench"
@@ -67,11 +68,15 @@ its commits and posts per commit, the share of the posting time it spent on batc
 the mean COMMIT (commit_ms). A busy share near 1 means posts queued behind the committer:
 the disk's fsync, not the handlers' CPU, set the pace.
 
-The machine's other load counts: run it more than once and quote the median.`
+The machine's other load counts: run it more than once and quote the median. --runs N does
+that: N whole runs one after the other (each on a new temporary file, or all on --db, each in
+rooms of its own), a line for each as it ends, then the median of each figure (ratios: the
+median of the runs' ratios). With --json: {"runs": [each run's object], "median": {...}}.`
 
 const benchServerExamples = `  parley bench server
   parley bench server --seats 20 --messages 10000 --json
   parley bench server --seats 20 --rooms 4
+  parley bench server --seats 20 --messages 10000 --state-messages 500 --runs 5
   parley bench server --seats 20 --commit-wait 0
   parley bench server --db sqlite:/tmp/load.db --cpuprofile cpu.out && go tool pprof -top cpu.out
   parley bench server --db postgres://postgres@127.0.0.1:5432/parley_bench?sslmode=disable
@@ -88,6 +93,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
 	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it (default: 200µs on SQLite, 3ms on PostgreSQL; 0: never, as before the commit wait; with --instances, the servers')")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
+	runs := fs.Int("runs", 1, "run the whole bench this many times, one after the other, and report each run and the medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	traceFile := fs.String("trace", "", "write an execution trace of the run to `FILE` (go tool trace FILE; go tool trace -pprof=sched FILE for the time goroutines waited to run)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `FILE` (go tool pprof -sample_index=alloc_objects)")
@@ -116,6 +122,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	if *stateMessages < 500 || *stateMessages > 1000000 {
 		return usageErrorf("--state-messages must be 500..1000000, not %d", *stateMessages)
 	}
+	if *runs < 1 || *runs > 100 {
+		return usageErrorf("--runs must be 1..100, not %d", *runs)
+	}
 
 	kind, target := "sqlite", ""
 	if *db != "" {
@@ -130,36 +139,6 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	if *instances > 0 && kind != "postgres" {
 		return usageErrorf("--instances needs --db postgres://…: one SQLite file is served by one process, the one this bench runs")
 	}
-	if *db == "" {
-		dir, err := os.MkdirTemp("", "parley-bench-")
-		if err != nil {
-			return &exitError{code: 1, msg: err.Error()}
-		}
-		defer os.RemoveAll(dir)
-		target = filepath.Join(dir, "bench.db")
-	}
-	if kind == "sqlite" {
-		// As 'parley serve' does: the file's only writer, whose store may keep seats.
-		unlock, err := lockDB(target)
-		if err != nil {
-			return &exitError{code: 1, msg: err.Error()}
-		}
-		defer unlock()
-	}
-	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite", wait)
-	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
-	}
-	if *instances > 0 {
-		// Opened to check the database and bring its schema up to date before the servers
-		// start; reopened by the bench once posting is over (Config.OpenStore), so that this
-		// process, the client, does not hear every post's NOTIFY while the servers take them.
-		store.Close()
-		store = nil
-	} else {
-		defer store.Close()
-	}
-
 	if *cpuProfile != "" {
 		done, err := profileTo(*cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
 		if err != nil {
@@ -174,21 +153,105 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 		}
 		defer done()
 	}
-	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: *seats, Rooms: *rooms, Messages: *messages, StateMessages: *stateMessages}
+	o := benchServerOptions{db: *db, kind: kind, target: target, wait: wait, seats: *seats, rooms: *rooms,
+		instances: *instances, messages: *messages, stateMessages: *stateMessages}
+	var results []*loadbench.Result
+	for i := range *runs {
+		res, err := benchServerOnce(ctx, o)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		if *runs > 1 && !*asJSON {
+			fmt.Fprintf(e.stdout, "run %d/%d: %s\n", i+1, *runs, benchServerLine(res))
+		}
+	}
+	res := results[0]
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return &exitError{code: 1, msg: err.Error()}
+		}
+	}
+	var out any = res
+	if len(results) > 1 {
+		out = benchServerRuns{Runs: results, Median: medianOf(results)}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else if len(results) > 1 {
+		fmt.Fprint(e.stdout, benchMedianText(results, medianOf(results)))
+	} else {
+		fmt.Fprint(e.stdout, benchServerText(res))
+	}
+	for _, r := range results {
+		if r.Errors > 0 {
+			return &exitError{code: 1, msg: fmt.Sprintf("%d of %d posts failed; the first: %s", r.Errors, r.Messages, r.FirstError)}
+		}
+	}
+	return nil
+}
+
+// benchServerOptions are the settings of one run of the bench.
+type benchServerOptions struct {
+	db, kind, target        string
+	wait                    *time.Duration
+	seats, rooms, instances int
+	messages, stateMessages int
+}
+
+// benchServerOnce runs the bench once: on a new temporary SQLite file unless --db names a
+// database, which then takes every run (each in rooms of its own).
+func benchServerOnce(ctx context.Context, o benchServerOptions) (*loadbench.Result, error) {
+	kind, target, wait := o.kind, o.target, o.wait
+	if o.db == "" {
+		dir, err := os.MkdirTemp("", "parley-bench-")
+		if err != nil {
+			return nil, &exitError{code: 1, msg: err.Error()}
+		}
+		defer os.RemoveAll(dir)
+		target = filepath.Join(dir, "bench.db")
+	}
+	if kind == "sqlite" {
+		// As 'parley serve' does: the file's only writer, whose store may keep seats.
+		unlock, err := lockDB(target)
+		if err != nil {
+			return nil, &exitError{code: 1, msg: err.Error()}
+		}
+		defer unlock()
+	}
+	store, err := openStoreLogged(ctx, kind, target, slog.Default(), kind == "sqlite", wait)
+	if err != nil {
+		return nil, &exitError{code: 1, msg: err.Error()}
+	}
+	if o.instances > 0 {
+		// Opened to check the database and bring its schema up to date before the servers
+		// start; reopened by the bench once posting is over (Config.OpenStore), so that this
+		// process, the client, does not hear every post's NOTIFY while the servers take them.
+		store.Close()
+		store = nil
+	} else {
+		defer store.Close()
+	}
+
+	cfg := loadbench.Config{Store: store, StoreKey: kind, Seats: o.seats, Rooms: o.rooms, Messages: o.messages, StateMessages: o.stateMessages}
 	if kind == "sqlite" {
 		cfg.CommitFloor = func(ctx context.Context) (float64, error) {
 			return sqlite.CommitFloor(ctx, filepath.Dir(target), commitFloorCommits, commitFloorBytes)
 		}
 	}
-	if *instances > 0 {
+	if o.instances > 0 {
 		cfg.AdminToken = randomToken()
 		var extra []string
 		if wait != nil {
 			extra = []string{"--commit-wait", wait.String()}
 		}
-		all, stop, err := startInstances(ctx, *instances, target, cfg.AdminToken, extra...)
+		all, stop, err := startInstances(ctx, o.instances, target, cfg.AdminToken, extra...)
 		if err != nil {
-			return &exitError{code: 1, msg: err.Error()}
+			return nil, &exitError{code: 1, msg: err.Error()}
 		}
 		defer stop()
 		for _, in := range all {
@@ -201,26 +264,9 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	}
 	res, err := loadbench.Run(ctx, cfg)
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return nil, &exitError{code: 1, msg: err.Error()}
 	}
-	if *memProfile != "" {
-		if err := writeHeapProfile(*memProfile); err != nil {
-			return &exitError{code: 1, msg: err.Error()}
-		}
-	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprint(e.stdout, benchServerText(res))
-	}
-	if res.Errors > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d posts failed; the first: %s", res.Errors, res.Messages, res.FirstError)}
-	}
-	return nil
+	return res, nil
 }
 
 // writeHeapProfile writes the allocations made so far (every one since the start, sampled)

@@ -140,10 +140,76 @@ func checkLoad(t *testing.T, out, store string, seats, messages int) {
 
 func TestBenchServerUsage(t *testing.T) {
 	for _, args := range [][]string{{"--seats", "0"}, {"--messages", "-1"}, {"--seats", "2", "--rooms", "3"}, {"--state-messages", "499"}, {"--db", "mysql://x"}, {"extra"}, {"--instances", "2"}, {"--instances", "-1"},
-		{"--commit-wait", "-1ms"}, {"--commit-wait", "1s"}} {
+		{"--commit-wait", "-1ms"}, {"--commit-wait", "1s"}, {"--runs", "0"}, {"--runs", "101"}} {
 		if code, _, errOut := benchCLI(t, append([]string{"bench", "server"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
+	}
+}
+
+// TestBenchServerRuns runs the bench three times (--runs 3): each run is checked as a run of
+// its own, and the medians against the middle value of each figure sorted here. Then twice on
+// one named file, in text: a line per run as it ends, then the medians.
+func TestBenchServerRuns(t *testing.T) {
+	code, out, errOut := benchCLI(t, "bench", "server", "--runs", "3", "--seats", "4", "--messages", "60", "--state-messages", "2000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var got struct {
+		Runs   []json.RawMessage
+		Median benchMedian
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Runs) != 3 || got.Median.Runs != 3 {
+		t.Fatalf("%d runs, median of %d (%v):\n%s", len(got.Runs), got.Median.Runs, err, out)
+	}
+	runs := make([]loadbench.Result, 3)
+	for i, raw := range got.Runs {
+		checkLoad(t, string(raw), "sqlite", 4, 60)
+		if err := json.Unmarshal(raw, &runs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	middle := func(f func(r loadbench.Result) float64) float64 {
+		xs := []float64{f(runs[0]), f(runs[1]), f(runs[2])}
+		for i := range xs {
+			for j := i + 1; j < len(xs); j++ {
+				if xs[j] < xs[i] {
+					xs[i], xs[j] = xs[j], xs[i]
+				}
+			}
+		}
+		return xs[1]
+	}
+	m := got.Median
+	for _, c := range []struct {
+		name string
+		got  float64
+		f    func(r loadbench.Result) float64
+	}{
+		{"posts per second", m.PostsPerSecond, func(r loadbench.Result) float64 { return r.PostsPerSecond }},
+		{"p50", m.LatencyMS.P50, func(r loadbench.Result) float64 { return r.LatencyMS.P50 }},
+		{"p99", m.LatencyMS.P99, func(r loadbench.Result) float64 { return r.LatencyMS.P99 }},
+		{"allocations per post", m.MallocsPerPost, func(r loadbench.Result) float64 { return r.Memory.MallocsPerPost }},
+		{"posts over the commit floor", m.PostsOverCommitFloor, func(r loadbench.Result) float64 { return r.PostsOverCommitFloor }},
+		{"floor share", m.FloorShare, func(r loadbench.Result) float64 { return r.Floor.Share }},
+		{"COMMIT ms", m.Committer.CommitMS, func(r loadbench.Result) float64 { return r.Committer.CommitMS }},
+		{"busy share", m.Committer.BusyShare, func(r loadbench.Result) float64 { return r.Committer.BusyShare }},
+	} {
+		if want := middle(c.f); c.got != want {
+			t.Errorf("median %s = %v, want %v", c.name, c.got, want)
+		}
+	}
+	lo := min(runs[0].PostsPerSecond, runs[1].PostsPerSecond, runs[2].PostsPerSecond)
+	hi := max(runs[0].PostsPerSecond, runs[1].PostsPerSecond, runs[2].PostsPerSecond)
+	if m.PostsPerSecondMin != lo || m.PostsPerSecondMax != hi {
+		t.Errorf("posts per second %v–%v, want %v–%v", m.PostsPerSecondMin, m.PostsPerSecondMax, lo, hi)
+	}
+
+	db := "sqlite:" + filepath.Join(t.TempDir(), "runs.db")
+	code, out, errOut = benchCLI(t, "bench", "server", "--db", db, "--runs", "2", "--seats", "2", "--messages", "30", "--state-messages", "500")
+	if code != 0 || !strings.Contains(out, "run 1/2: ") || !strings.Contains(out, "run 2/2: ") || !strings.Contains(out, "medians of 2 runs") ||
+		!strings.Contains(out, "committer  ") || strings.Count(out, "posts/s") != 2 {
+		t.Errorf("--runs 2 on one file, text (exit %d):\n%s\n%s", code, out, errOut)
 	}
 }
 
