@@ -129,8 +129,8 @@ func benchServerLine(r *loadbench.Result) string {
 func benchMedianText(runs []*loadbench.Result, m benchMedian) string {
 	r := runs[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nparley bench server: %s, %d seats in %d room(s), %d messages, GOMAXPROCS %d; medians of %d runs\n\n",
-		r.Store, r.Seats, r.Rooms, r.Messages, r.GOMAXPROCS, m.Runs)
+	fmt.Fprintf(&b, "\nparley bench server: %s, %d seats in %s, %d messages, GOMAXPROCS %d; medians of %d runs\n\n",
+		r.Store, r.Seats, plural(r.Rooms, "room", "rooms"), r.Messages, r.GOMAXPROCS, m.Runs)
 	fmt.Fprintf(&b, "posts      %.0f/s durable (%.0f–%.0f)\n", m.PostsPerSecond, m.PostsPerSecondMin, m.PostsPerSecondMax)
 	fmt.Fprintf(&b, "latency    p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms\n", m.LatencyMS.P50, m.LatencyMS.P95, m.LatencyMS.P99, m.LatencyMS.Max)
 	fmt.Fprintf(&b, "memory     %.0f bytes and %.0f allocations per post\n", m.AllocBytesPerPost, m.MallocsPerPost)

@@ -207,7 +207,7 @@ func TestBenchServerRuns(t *testing.T) {
 
 	db := "sqlite:" + filepath.Join(t.TempDir(), "runs.db")
 	code, out, errOut = benchCLI(t, "bench", "server", "--db", db, "--runs", "2", "--seats", "2", "--messages", "30", "--state-messages", "500")
-	if code != 0 || !strings.Contains(out, "run 1/2: ") || !strings.Contains(out, "run 2/2: ") || !strings.Contains(out, "medians of 2 runs") ||
+	if code != 0 || !strings.Contains(out, "run 1/2: ") || !strings.Contains(out, "run 2/2: ") || !strings.Contains(out, "2 seats in 1 room, 30 messages") || !strings.Contains(out, "medians of 2 runs") ||
 		!strings.Contains(out, "committer  ") || strings.Count(out, "posts/s") != 2 {
 		t.Errorf("--runs 2 on one file, text (exit %d):\n%s\n%s", code, out, errOut)
 	}
