@@ -132,7 +132,7 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 		}
 		ops[i] = &txOp{ctx: t.Context(), run: run, done: make(chan struct{})}
 	}
-	s.commitBatch(ops)
+	s.commitBatch(ops, time.Now())
 	s.startCommitter()
 	for i, o := range ops {
 		got := storetest.OutcomeOf(outs[i], o.err)

@@ -95,7 +95,7 @@ func benchCommitBatch(b *testing.B, size int) {
 			}
 			ops[i] = &txOp{ctx: ctx, run: s.appendOp(a, m, "[]", &outs[i]), done: make(chan struct{})}
 		}
-		s.commitBatch(ops)
+		s.commitBatch(ops, time.Now())
 		for _, o := range ops {
 			if o.err != nil {
 				b.Fatal(o.err)

@@ -160,7 +160,7 @@ func testDedupReference(t *testing.T, sole bool) {
 				}
 				ops[j] = &txOp{ctx: ctx, run: s.appendOp(ps[j].a, m, "[]", &outs[j]), done: make(chan struct{})}
 			}
-			s.commitBatch(ops)
+			s.commitBatch(ops, time.Now())
 			s.startCommitter()
 			for j, o := range ops {
 				check(fmt.Sprintf("post %d, write %d of a batch", i, j), ps[j], outs[j], o.err)

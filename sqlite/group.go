@@ -155,8 +155,8 @@ type commitStats struct {
 
 // CommitStats reports what the committer has done since Open: its transactions committed
 // and their writes, the time it spent on batches (Busy) and, of that, in COMMIT (the WAL's
-// writes and its fsync). Safe to call at any time; the figures of a batch under way are
-// added when it ends.
+// writes and its fsync). Safe to call at any time; a batch's figures are all counted before
+// any of its writes returns, so a writer that reads them after its write sees its batch.
 func (s *Store) CommitStats() parley.CommitStats {
 	return parley.CommitStats{
 		Commits: s.stats.commits.Load(),
@@ -208,8 +208,7 @@ func (s *Store) committer() {
 		}
 		begun := time.Now()
 		batch = s.holdFor(s.takeWaiting(batch), hold)
-		s.commitBatch(batch)
-		s.stats.busyNS.Add(int64(time.Since(begun)))
+		s.commitBatch(batch, begun)
 	}
 }
 
@@ -260,10 +259,13 @@ func (s *Store) holdFor(batch []*txOp, hold *time.Timer) []*txOp {
 	return batch
 }
 
-func (s *Store) commitBatch(batch []*txOp) {
+// commitBatch runs and answers a batch the committer began taking at begun.
+func (s *Store) commitBatch(batch []*txOp, begun time.Time) {
 	s.walBatch(s.commits.Add(1) - 1)
 	defer func() {
 		s.commits.Add(1)
+		// Counted before any write of the batch returns, as its commit and writes are.
+		s.stats.busyNS.Add(int64(time.Since(begun)))
 		for _, o := range batch {
 			close(o.done)
 		}
