@@ -19,8 +19,8 @@ import (
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // gunzip returns the decompressed body of a response that says Content-Encoding: gzip, and
@@ -250,11 +250,7 @@ func TestHistoryCompressionRatio(t *testing.T) {
 		}
 		texts = append(texts, string(b))
 	}
-	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := sqlitetest.Open(t)
 	log := slog.New(slog.DiscardHandler)
 	svc, err := room.New(store, room.Config{AdminToken: adminToken, Logger: log})
 	if err != nil {

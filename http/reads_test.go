@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +17,9 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/internal/storecount"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // countedServer is the real room service on a real SQLite file whose calls are counted, with
@@ -37,11 +36,7 @@ type countedServer struct {
 
 func newCountedServer(t *testing.T) *countedServer {
 	t.Helper()
-	raw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	raw := sqlitetest.Open(t)
 	log := slog.New(slog.DiscardHandler)
 	cs := storecount.New(raw)
 	svc, err := room.New(cs, room.Config{AdminToken: adminToken, Logger: log})

@@ -8,13 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 const adminToken = "test-admin-token-0123456789"
@@ -22,11 +21,7 @@ const adminToken = "test-admin-token-0123456789"
 // newRealServer serves the real room service on a real SQLite file.
 func newRealServer(t testing.TB) *httptest.Server {
 	t.Helper()
-	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := sqlitetest.Open(t)
 	log := slog.New(slog.DiscardHandler)
 	svc, err := room.New(store, room.Config{AdminToken: adminToken, Logger: log})
 	if err != nil {

@@ -3,11 +3,11 @@ package room_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -37,11 +37,7 @@ func (s *comingStore) Append(ctx context.Context, a *parley.Append) (parley.Appe
 // of them, and withdrawn before its Append (which announces itself) or when it is refused
 // before one; none is left announced, whatever the outcome.
 func TestPostsComing(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	store := &comingStore{Store: st}
 	svc, err := room.New(store, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

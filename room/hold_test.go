@@ -3,12 +3,12 @@ package room_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -32,11 +32,7 @@ type holdFixture struct {
 
 func newHoldFixture(t *testing.T, deaf bool) *holdFixture {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	var store parley.Store = st
 	notes := make(chan parley.SeatChange, 1)
 	if deaf {

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/internal/storecount"
 	"github.com/parleyhq/parley/internal/textline"
 	"github.com/parleyhq/parley/room"
@@ -31,11 +31,7 @@ type readsFixture struct {
 
 func newReadFixture(t *testing.T, cacheBytes int64) *readsFixture {
 	t.Helper()
-	raw, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	raw := sqlitetest.Open(t)
 	cs := storecount.New(raw)
 	svc, err := room.New(cs, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler), HistoryCacheBytes: cacheBytes})
 	if err != nil {

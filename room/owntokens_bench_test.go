@@ -1,6 +1,7 @@
 package room
 
 import (
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"log/slog"
 	"os"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // own-token look-ups, on a typical ASCII report, on one with non-ASCII text, and on one with
 // a string of a token's shape that is no token (one store look-up).
 func BenchmarkCheckSecrets(b *testing.B) {
-	st := tempSQLite(b)
+	st := sqlitetest.Open(b)
 	s, err := New(st, Config{AdminToken: "admin-token-for-benchmarks", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -40,7 +41,7 @@ func BenchmarkCheckSecrets(b *testing.B) {
 // parse: the token count, the hash, convention.Check with the room's roster, the addressing),
 // on the post `parley bench server` sends and on the study's p2 and p3 as agents write them.
 func BenchmarkParseDraft(b *testing.B) {
-	st := tempSQLite(b)
+	st := sqlitetest.Open(b)
 	s, err := New(st, Config{AdminToken: "admin-token-for-benchmarks", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

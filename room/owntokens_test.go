@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -139,11 +139,7 @@ func (c *countingStore) SeatByToken(ctx context.Context, h []byte) (*parley.Seat
 // most a bounded number of look-ups (and is refused), and that an admin token the server
 // knows only by its hash is recognised glued and split like a seat token.
 func TestOwnTokensBoundedAndAdminHash(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	cs := &countingStore{Store: st}
 	adminTok := room.TokenPrefix + base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	sum := sha256.Sum256([]byte(adminTok))

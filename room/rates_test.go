@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -38,11 +38,7 @@ func (f *faultyStore) Append(ctx context.Context, a *parley.Append) (parley.Appe
 // one message but leaves the room's, a server fault or a lost race costs nothing, and the
 // wait refills one message a minute on the injected clock.
 func TestRatesGiveBack(t *testing.T) {
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
+	sq := sqlitetest.Open(t)
 	st := &faultyStore{Store: sq}
 	st.mode.Store("")
 	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}

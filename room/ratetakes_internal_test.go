@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"fmt"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"log/slog"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ func (l *takeLog) calls() string {
 // at admission takes it first again, before any other check, until its wait has passed.
 func TestRateTakes(t *testing.T) {
 	ctx := context.Background()
-	sq := tempSQLite(t)
+	sq := sqlitetest.Open(t)
 	st := &takeLog{Store: sq, mem: memRates{b: map[rateKey]*memBucket{}}}
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -138,7 +139,7 @@ func TestRateTakes(t *testing.T) {
 // a repeat and counted.
 func TestRepeatOverCap(t *testing.T) {
 	ctx := context.Background()
-	sq := tempSQLite(t)
+	sq := sqlitetest.Open(t)
 	s, err := New(sq, Config{AdminToken: "the-admin-token-of-this-test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

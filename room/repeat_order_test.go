@@ -13,8 +13,8 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // The post pipeline checks for a repeat after addressing and before the acknowledgement cap,
@@ -204,11 +204,7 @@ func TestRepeatRunsNoGit(t *testing.T) {
 // source and logger filled in) and room r with seats a and b, and returns a's caller.
 func repeatRoom(t *testing.T, cfg room.Config) (*room.Service, *parley.Caller) {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
 	cfg.AdminToken, cfg.Now = adminToken, clock.Now
 	cfg.Random, cfg.Logger = rand.NewChaCha8([32]byte{2}), slog.New(slog.DiscardHandler)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
 )
@@ -55,11 +56,7 @@ type Fixture struct {
 // MustFixture opens a store and a service; gitRepo may be "".
 func MustFixture(tb testing.TB, gitRepo string) *Fixture {
 	tb.Helper()
-	st, err := sqlite.Open(tb.Context(), filepath.Join(tb.TempDir(), "db"))
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(tb)
 	clock := &Clock{t: time.Date(2026, 9, 17, 9, 0, 5, 0, time.UTC)}
 	svc, err := room.New(st, room.Config{
 		AdminToken: adminToken, GitRepo: gitRepo, Now: clock.Now,

@@ -2,6 +2,7 @@ package room
 
 import (
 	"context"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"log/slog"
 	"slices"
 	"sync"
@@ -32,7 +33,7 @@ func (c *seatCounter) Seats(ctx context.Context, room string) ([]*parley.Seat, e
 // one read of the store and all get what it read; a change made here still shows at once.
 func TestRosterOneLoad(t *testing.T) {
 	ctx := context.Background()
-	sq := tempSQLite(t)
+	sq := sqlitetest.Open(t)
 	st := &seatCounter{Store: sq}
 	s, err := New(st, Config{AdminToken: "the-admin-token-of-this-test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

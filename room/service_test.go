@@ -2,23 +2,18 @@ package room_test
 
 import (
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/parleyhq/parley/internal/servicetest"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // TestService runs the RoomService behaviour suite against room.Service in process, on
 // SQLite. Package client runs the same suite over HTTP.
 func TestService(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T) servicetest.Env {
-		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := sqlitetest.Open(t)
 		svc, err := room.New(st, room.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

@@ -9,13 +9,13 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/internal/storecount"
 	"github.com/parleyhq/parley/room"
 	"github.com/parleyhq/parley/sqlite"
@@ -44,11 +44,7 @@ func newFixture(t *testing.T, opts web.Options) *fixture {
 func newFixtureRepo(t *testing.T, opts web.Options, gitRepo string) *fixture {
 	t.Helper()
 	ctx := t.Context()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := sqlitetest.Open(t)
 	count := storecount.New(store)
 	svc, err := room.New(count, room.Config{AdminToken: adminToken, GitRepo: gitRepo, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

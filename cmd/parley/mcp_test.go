@@ -16,9 +16,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/mcp"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // buildParley builds this command into dir, as an MCP client would find it on PATH.
@@ -37,12 +37,8 @@ func buildParley(t *testing.T, dir string) string {
 func mcpServer(t *testing.T) (svc *room.Service, url string, tokens map[string]string) {
 	t.Helper()
 	ctx := t.Context()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	svc, err = room.New(store, room.Config{AdminToken: "admin-secret-for-tests", Logger: slog.New(slog.DiscardHandler)})
+	store := sqlitetest.Open(t)
+	svc, err := room.New(store, room.Config{AdminToken: "admin-secret-for-tests", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,26 +6,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parleyhq/parley"
 	phttp "github.com/parleyhq/parley/http"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 )
 
 // TestReadFollowsPages: `parley read` prints the whole history although the server pages it
 // (1,000 messages a page), and --limit and --after still count messages across pages.
 func TestReadFollowsPages(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	svc, err := room.New(st, room.Config{AdminToken: "admin-token-for-the-read-test-0001", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

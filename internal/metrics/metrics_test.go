@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +16,8 @@ import (
 	"github.com/parleyhq/parley/client"
 	phttp "github.com/parleyhq/parley/http"
 	"github.com/parleyhq/parley/internal/metrics"
+	"github.com/parleyhq/parley/internal/sqlitetest"
 	"github.com/parleyhq/parley/room"
-	"github.com/parleyhq/parley/sqlite"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -35,11 +34,7 @@ type server struct {
 // start serves; mount, if given, mounts other edges before the server starts.
 func start(t *testing.T, mount ...func(*phttp.Server)) *server {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "parley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := sqlitetest.Open(t)
 	log := slog.New(slog.DiscardHandler)
 	reg := metrics.New()
 	reg.StoreCommits(store.CommitStats) // as `parley serve` does on SQLite
