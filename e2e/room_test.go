@@ -37,7 +37,7 @@ func TestSQLite(t *testing.T) {
 	}
 	suite(t, []*server{s}, s.adminToken, sha)
 	// On SQLite, /metrics shows the store's committer: the suite's posts were committed.
-	if r := s.call(t, "GET", "/metrics", "", ""); !committed(r.body) {
+	if r := s.call(t, "GET", "/metrics", "", ""); metricValue(r.body, "parley_store_committed_writes_total") < 1 {
 		t.Errorf("no committer series with a write committed in /metrics:\n%s", r.body)
 	}
 
@@ -67,16 +67,17 @@ func TestSQLite(t *testing.T) {
 	}
 }
 
-// committed tells whether a scrape of /metrics shows the store's committer with at least one
-// write committed.
-func committed(scrape []byte) bool {
+// metricValue is the value of series (its name and labels, as printed) in a scrape of
+// /metrics, summed over its lines; 0 without one.
+func metricValue(scrape []byte, series string) float64 {
+	total := 0.0
 	for _, l := range strings.Split(string(scrape), "\n") {
-		if v, ok := strings.CutPrefix(l, "parley_store_committed_writes_total "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return err == nil && f >= 1
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
 		}
 	}
-	return false
+	return total
 }
 
 // TestPostgres runs the suite against two servers on one PostgreSQL database, alternating
@@ -504,13 +505,7 @@ func suite(t *testing.T, servers []*server, admin, sha string) {
 	sum := func(series string) float64 {
 		total := 0.0
 		for i := range c {
-			r := c.at(i).call(t, "GET", "/metrics", "", "")
-			for _, l := range strings.Split(string(r.body), "\n") {
-				if v, ok := strings.CutPrefix(l, series+" "); ok {
-					f, _ := strconv.ParseFloat(v, 64)
-					total += f
-				}
-			}
+			total += metricValue(c.at(i).call(t, "GET", "/metrics", "", "").body, series)
 		}
 		return total
 	}
