@@ -146,6 +146,18 @@ type CommitStats struct {
 	Commit  time.Duration // in COMMIT: the log's writes and its fsync
 }
 
+// Since is what the committer did between before and c, two readings of one store.
+func (c CommitStats) Since(before CommitStats) CommitStats {
+	return CommitStats{Commits: c.Commits - before.Commits, Writes: c.Writes - before.Writes,
+		Busy: c.Busy - before.Busy, Commit: c.Commit - before.Commit}
+}
+
+// Plus is c and d together (stats over two spells).
+func (c CommitStats) Plus(d CommitStats) CommitStats {
+	return CommitStats{Commits: c.Commits + d.Commits, Writes: c.Writes + d.Writes,
+		Busy: c.Busy + d.Busy, Commit: c.Commit + d.Commit}
+}
+
 // CommitStatser is a store whose writes go through one committer that reports CommitStats
 // (sqlite.Store). The bench reports them, and `parley serve` exports them on /metrics.
 type CommitStatser interface {

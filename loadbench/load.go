@@ -347,11 +347,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		})
 		took := time.Since(start)
 		if statser != nil {
-			cs1 := statser.CommitStats()
-			commits.Commits += cs1.Commits - cs0.Commits
-			commits.Writes += cs1.Writes - cs0.Writes
-			commits.Busy += cs1.Busy - cs0.Busy
-			commits.Commit += cs1.Commit - cs0.Commit
+			commits = commits.Plus(statser.CommitStats().Since(cs0))
 		}
 		latencies = append(latencies, lat...)
 		for s, n := range acked {

@@ -12,16 +12,6 @@ import (
 	"github.com/parleyhq/parley/storetest"
 )
 
-// statsSince is what the committer did between two readings of CommitStats.
-func statsSince(now, before parley.CommitStats) parley.CommitStats {
-	return parley.CommitStats{
-		Commits: now.Commits - before.Commits,
-		Writes:  now.Writes - before.Writes,
-		Busy:    now.Busy - before.Busy,
-		Commit:  now.Commit - before.Commit,
-	}
-}
-
 // TestCommitStats checks the committer's counters against counts made here. Appends one
 // after the other, each waiting for its answer, are a commit each; a repeat refused commits
 // nothing; appends sent at once share commits, each counted once. The times are bounded by
@@ -37,7 +27,7 @@ func TestCommitStats(t *testing.T) {
 	before, start := s.CommitStats(), time.Now()
 	appendN(t, s, "r", 1, 5)
 	took := time.Since(start)
-	d := statsSince(s.CommitStats(), before)
+	d := s.CommitStats().Since(before)
 	if d.Commits != 5 || d.Writes != 5 {
 		t.Errorf("5 appends one after the other: %d commits of %d writes, want 5 of 5", d.Commits, d.Writes)
 	}
@@ -54,7 +44,7 @@ func TestCommitStats(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != parley.ECONFLICT {
 		t.Fatalf("a repeat: %v, want %s", err, parley.ECONFLICT)
 	}
-	if d := statsSince(s.CommitStats(), before); d.Commits != 0 || d.Writes != 0 {
+	if d := s.CommitStats().Since(before); d.Commits != 0 || d.Writes != 0 {
 		t.Errorf("a refused repeat: %d commits of %d writes, want none", d.Commits, d.Writes)
 	}
 
@@ -78,7 +68,7 @@ func TestCommitStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d = statsSince(s.CommitStats(), before)
+	d = s.CommitStats().Since(before)
 	if d.Writes != n || d.Commits < 1 || d.Commits > n {
 		t.Errorf("%d appends at once: %d commits of %d writes, want 1 to %d commits of %d", n, d.Commits, d.Writes, n, n)
 	}
