@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Encode builds a packet from a structured request, a JSON object:
@@ -174,8 +175,8 @@ func encodeValue(v any, depth int) (string, error) {
 			if x[k] == nil {
 				continue
 			}
-			if strings.ContainsAny(k, "=,|:\n\r ") {
-				return "", fmt.Errorf("name %q cannot contain '=', ',', '|', ':' or spaces", k)
+			if strings.ContainsAny(k, "=,|:") || strings.IndexFunc(k, unicode.IsSpace) >= 0 {
+				return "", fmt.Errorf("name %q cannot contain '=', ',', '|', ':' or white space", k)
 			}
 			s, err := encodeValue(x[k], depth+1)
 			if err != nil {

@@ -55,6 +55,8 @@ func TestEncodeErrors(t *testing.T) {
 		`{"task":"FETCH","dom":"HR","fields":["a,b"]}`,
 		`{"task":"FETCH","dom":"HR","terms":{"a":{"b":1}}}`,
 		`{"task":"FETCH","dom":"HR","bad key":1}`,
+		`{"task":"FETCH","dom":"HR","filter":{"\t":"x"}}`,       // the parser trims white space round a name
+		`{"task":"FETCH","dom":"HR","filter":{"a\u00a0b":"x"}}`, // and splits nothing on it, but a name is one word
 		`{"task":"FETCH","dom":"HR"} {}`,
 		`{"task":"FETCH","dom":"HR","res":"a","fields":{"res":"b"}}`,
 	} {
