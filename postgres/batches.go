@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,6 +60,21 @@ func (b *roomBatches[T]) add(room string, op T, max int, run func(room string, b
 		}
 	}
 	b.mu.Unlock()
+}
+
+// take removes up to n of the ops waiting for room and returns them, oldest first: for the
+// batch running on the room's goroutine, to take in ops queued since it began.
+func (b *roomBatches[T]) take(room string, n int) []T {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[room]
+	if q == nil || n <= 0 || len(q.pending) == 0 {
+		return nil
+	}
+	n = min(n, len(q.pending))
+	out := slices.Clone(q.pending[:n])
+	q.pending = q.pending[n:]
+	return out
 }
 
 func (b *roomBatches[T]) drain(room string, q *roomQueue[T], max int, run func(room string, batch []T)) {

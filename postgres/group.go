@@ -53,10 +53,18 @@ import (
 //
 // A batch takes the appends already waiting. It waits for more only while posts to its room
 // are announced on their way, up to a bound (the commit wait, commitwait.go), so a lone append
-// is committed at once.
+// is committed at once. The appends queued here while round trip 1 ran (many, when it waited
+// for a lock that another process's batch held) join the batch (late joiners), with a round
+// trip of their own checks under the lock before round trip 2: with two processes on one room,
+// each batch otherwise held only what had queued before its wait began, and the rest waited a
+// whole turn of the lock more.
 
 // maxBatch bounds one transaction.
 const maxBatch = 64
+
+// lateJoiners lets a batch take in the appends queued while it waited for the room's lock
+// (attempt). A variable for the tests, which run batches both ways.
+var lateJoiners = true
 
 // groupOp is one append waiting for its room's batch.
 type groupOp struct {
@@ -129,9 +137,24 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 	}
 	// A connection left inside a transaction by an error below is closed by the pool.
 	defer conn.Release()
+	// more takes up to n appends queued for the room since the batch began (late joiners,
+	// see attempt); each one taken is answered with the batch.
+	more := func(n int) []*groupOp {
+		var late []*groupOp
+		for _, o := range s.groups.take(room, n) {
+			batch = append(batch, o)
+			if err := o.ctx.Err(); err != nil {
+				o.err = err
+				continue
+			}
+			late = append(late, o)
+		}
+		live = append(live, late...)
+		return late
+	}
 	perRow := false
 	for len(live) > 0 {
-		last, bad, err := s.attempt(ctx, conn, room, live, perRow)
+		last, bad, err := s.attempt(ctx, conn, room, live, perRow, more)
 		if errors.Is(err, errPerRow) && !perRow {
 			// A statement for the whole batch (its dedup checks, its INSERT of every
 			// message) failed: again, a statement per append, to find the append whose
@@ -183,97 +206,35 @@ var errPerRow = errors.New("an append of the batch was refused")
 // nothing was stored and the transaction was rolled back), or the append whose write failed
 // alone (bad, with its error set; the transaction is then aborted or open and must be rolled
 // back), or an error that fails the whole batch.
-func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool) (last int64, bad *groupOp, err error) {
-	for _, o := range ops {
-		o.orig, o.dup, o.seq, o.notes, o.words, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, "", nil, nil, false, parley.Appended{}, nil
-	}
+func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool, more func(n int) []*groupOp) (last int64, bad *groupOp, err error) {
+	reset(ops)
 
 	// Round trip 1: the lock and the checks.
-	b := &pgx.Batch{}
-	owners := []stmtOwner{{}, {}}
-	b.Queue(`BEGIN`)
-	posters := postersOf(ops)
-	b.Queue(qLock, room, posters)
-	for _, o := range ops {
-		if o.m.IdempotencyKey != "" {
-			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
-			owners = append(owners, stmtOwner{op: o})
-		}
-		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
-			b.Queue(qCheck, duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)...)
-			owners = append(owners, stmtOwner{op: o})
-		}
+	last, seats, found, bad, err := s.checkRound(ctx, conn, room, ops, postersOf(ops), perRow, true)
+	if err != nil || bad != nil {
+		return 0, bad, err
 	}
-	// Every dedup check in one statement, unless the batch runs a row at a time.
-	var checked []*groupOp
-	if !perRow {
+	if !found {
 		for _, o := range ops {
-			if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
-				checked = append(checked, o)
+			o.err = sqlstore.RoomNotFound(room)
+		}
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			return 0, nil, fmt.Errorf("append: rollback: %w", err)
+		}
+		return 0, nil, nil
+	}
+	// Late joiners: the appends to the room queued in this process while the first round trip
+	// waited for the lock (another process's batch held it) join this batch, with their
+	// checks in one more round trip under the lock, rather than wait for the lock again in
+	// a batch of their own.
+	if !perRow && more != nil && lateJoiners && len(ops) < maxBatch {
+		if late := more(maxBatch - len(ops)); len(late) > 0 {
+			reset(late)
+			ops = append(ops[:len(ops):len(ops)], late...)
+			if _, seats, _, bad, err = s.checkRound(ctx, conn, room, late, postersOf(ops), false, false); err != nil || bad != nil {
+				return 0, bad, err
 			}
 		}
-		if len(checked) > 0 {
-			b.Queue(qChecks, checksArgs(room, checked)...)
-			owners = append(owners, stmtOwner{checks: true})
-		}
-	}
-	br := conn.SendBatch(ctx, b)
-	i := 0
-	stmtErr := func(err error) (int64, *groupOp, error) {
-		br.Close()
-		if owners[i].checks && isStatementError(err) {
-			return 0, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
-		}
-		if o := owners[i].op; o != nil && isStatementError(err) {
-			o.err = fmt.Errorf("append: %w", err)
-			return 0, o, nil
-		}
-		return 0, nil, fmt.Errorf("append: %w", err)
-	}
-	if _, err := br.Exec(); err != nil {
-		return stmtErr(err)
-	}
-	i++
-	var seats seatStates
-	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			br.Close()
-			for _, o := range ops {
-				o.err = sqlstore.RoomNotFound(room)
-			}
-			if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
-				return 0, nil, fmt.Errorf("append: rollback: %w", err)
-			}
-			return 0, nil, nil
-		}
-		return stmtErr(err)
-	}
-	for _, o := range ops {
-		if o.m.IdempotencyKey != "" {
-			i++
-			orig, err := sqlstore.ScanMessage(br.QueryRow())
-			switch {
-			case err == nil:
-				o.orig = orig
-			case !errors.Is(err, pgx.ErrNoRows):
-				return stmtErr(fmt.Errorf("idempotency key: %w", err))
-			}
-		}
-		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
-			i++
-			if err := br.QueryRow().Scan(&o.dup.window, &o.dup.latest, &o.dup.after); err != nil {
-				return stmtErr(fmt.Errorf("dedup: %w", err))
-			}
-		}
-	}
-	if len(checked) > 0 {
-		i++
-		if err := readChecks(br, checked); err != nil {
-			return stmtErr(fmt.Errorf("dedup: %w", err))
-		}
-	}
-	if err := br.Close(); err != nil {
-		return 0, nil, fmt.Errorf("append: %w", err)
 	}
 
 	// Decide, in the batch's order, as if each append ran alone after the ones before it.
@@ -320,8 +281,8 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	}
 
 	// Round trip 2: the writes and, unless a lapse must be checked first, the commit.
-	b = &pgx.Batch{}
-	owners = owners[:0]
+	b := &pgx.Batch{}
+	var owners []stmtOwner
 	multi := !perRow
 	if multi {
 		// Every message in one statement, with the room's new last seq and its
@@ -360,9 +321,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		b.Queue(`COMMIT`)
 		owners = append(owners, stmtOwner{})
 	}
-	br = conn.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	var lapsed *groupOp
-	for i = range owners {
+	for i := range owners {
 		tag, err := br.Exec()
 		if err != nil {
 			br.Close()
@@ -684,4 +645,107 @@ func duplicateArgs(room, seat string, hash []byte, since time.Time, n int) []any
 		sinceArg = &since
 	}
 	return []any{room, seat, hash, sinceArg, int64(max(n, 0))}
+}
+
+// reset clears what an earlier attempt of the batch set on each op.
+func reset(ops []*groupOp) {
+	for _, o := range ops {
+		o.orig, o.dup, o.seq, o.notes, o.words, o.args, o.failed, o.out, o.err = nil, dupCheck{}, 0, "", nil, nil, false, parley.Appended{}, nil
+	}
+}
+
+// checkRound is one round trip of checks for ops: with begin, BEGIN first; then the room's
+// lock, which also reads the seats named in posters (qLock: in a transaction that holds the
+// lock already, it reads them again and returns the same last seq); then each op's
+// idempotency check and the dedup checks of them all (one per op with perRow). found is false
+// when the room does not exist. A statement that failed for one op names it (bad, with its
+// error set); errPerRow when the shared dedup checks failed.
+func (s *Store) checkRound(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, posters []string, perRow, begin bool) (last int64, seats seatStates, found bool, bad *groupOp, err error) {
+	b := &pgx.Batch{}
+	var owners []stmtOwner
+	if begin {
+		b.Queue(`BEGIN`)
+		owners = append(owners, stmtOwner{})
+	}
+	b.Queue(qLock, room, posters)
+	owners = append(owners, stmtOwner{})
+	for _, o := range ops {
+		if o.m.IdempotencyKey != "" {
+			b.Queue(qByKey, room, o.m.Seat, o.m.IdempotencyKey)
+			owners = append(owners, stmtOwner{op: o})
+		}
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+			b.Queue(qCheck, duplicateArgs(room, o.m.Seat, o.m.Hash, o.a.DedupSince, o.a.DedupLast)...)
+			owners = append(owners, stmtOwner{op: o})
+		}
+	}
+	// Every dedup check in one statement, unless the batch runs a row at a time.
+	var checked []*groupOp
+	if !perRow {
+		for _, o := range ops {
+			if wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+				checked = append(checked, o)
+			}
+		}
+		if len(checked) > 0 {
+			b.Queue(qChecks, checksArgs(room, checked)...)
+			owners = append(owners, stmtOwner{checks: true})
+		}
+	}
+	br := conn.SendBatch(ctx, b)
+	i := 0
+	stmtErr := func(err error) (int64, seatStates, bool, *groupOp, error) {
+		br.Close()
+		if owners[i].checks && isStatementError(err) {
+			return 0, seatStates{}, false, nil, fmt.Errorf("append: %w: %w", errPerRow, err)
+		}
+		if o := owners[i].op; o != nil && isStatementError(err) {
+			o.err = fmt.Errorf("append: %w", err)
+			return 0, seatStates{}, false, o, nil
+		}
+		return 0, seatStates{}, false, nil, fmt.Errorf("append: %w", err)
+	}
+	if begin {
+		if _, err := br.Exec(); err != nil {
+			return stmtErr(err)
+		}
+		i++
+	}
+	if err := br.QueryRow().Scan(&last, &seats.names, &seats.revoked, &seats.hashes); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			if err := br.Close(); err != nil {
+				return 0, seatStates{}, false, nil, fmt.Errorf("append: %w", err)
+			}
+			return 0, seatStates{}, false, nil, nil
+		}
+		return stmtErr(err)
+	}
+	for _, o := range ops {
+		if o.m.IdempotencyKey != "" {
+			i++
+			orig, err := sqlstore.ScanMessage(br.QueryRow())
+			switch {
+			case err == nil:
+				o.orig = orig
+			case !errors.Is(err, pgx.ErrNoRows):
+				return stmtErr(fmt.Errorf("idempotency key: %w", err))
+			}
+		}
+		if perRow && wantDuplicate(o.m.Hash, o.a.DedupSince, o.a.DedupLast) {
+			i++
+			if err := br.QueryRow().Scan(&o.dup.window, &o.dup.latest, &o.dup.after); err != nil {
+				return stmtErr(fmt.Errorf("dedup: %w", err))
+			}
+		}
+	}
+	if len(checked) > 0 {
+		i++
+		if err := readChecks(br, checked); err != nil {
+			return stmtErr(fmt.Errorf("dedup: %w", err))
+		}
+	}
+	if err := br.Close(); err != nil {
+		return 0, seatStates{}, false, nil, fmt.Errorf("append: %w", err)
+	}
+	return last, seats, true, nil, nil
 }

@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ type batchCase struct {
 	asks            []*parley.Ask
 	answers         []int64
 	lapses          *parley.Ask
+	cancel          bool // batchOfCases cancels its context while it waits in the queue
 }
 
 func (c batchCase) append(room string, t0 time.Time) *parley.Append {
@@ -90,7 +93,7 @@ func TestBatchAsIfAlone(t *testing.T) {
 		{seat: "bo\x00b", body: "v1 note nul seat to all n=0", last: 500},   // a dedup check PostgreSQL refuses
 		{seat: "carol", body: "v1 note h to all n=0", last: 500},            // stored
 	}
-	for _, room := range []string{"alone", "batch"} {
+	for _, room := range []string{"alone", "batch", "late"} {
 		if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
 			t.Fatal(err)
 		}
@@ -106,18 +109,59 @@ func TestBatchAsIfAlone(t *testing.T) {
 	}
 
 	// In one batch: the first append takes the lock's queue, and waits for the lock held
-	// here; the others queue behind it, and go as one batch once it is through.
+	// here; the others queue behind it. With late joiners they join its batch once it has
+	// the lock; without, they go as one batch of their own once it is through.
+	for _, room := range []string{"batch", "late"} {
+		t.Run(room, func(t *testing.T) {
+			defer func(was bool) { lateJoiners = was }(lateJoiners)
+			lateJoiners = room == "late"
+			got := batchOfCases(t, s, room, first.append(room, t0), cases, t0)
+			for i := range cases {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Errorf("append %d (%s: %q): in a batch %+v, alone %+v", i, cases[i].seat, cases[i].body, got[i], want[i])
+				}
+			}
+			// The rooms hold the same: seqs 1..n, the same messages and asks.
+			dump := func(room string) string { return storetest.RoomDump(t, s, room) }
+			if a, b := dump("alone"), dump(room); a != b {
+				t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
+			}
+			// The first append and the others in one transaction with late joiners, in two
+			// without (TestLateJoiners).
+			var txs int
+			if err := s.pool.QueryRow(t.Context(), `SELECT count(DISTINCT xmin::text) FROM messages WHERE room = $1`, room).Scan(&txs); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1, false: 2}[lateJoiners]; txs != want {
+				t.Errorf("the messages were written by %d transactions, want %d", txs, want)
+			}
+		})
+	}
+	// Hand-worked, so that the comparison is not between two wrong answers.
+	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9, 0, 10}
+	for i, w := range wantSeqs {
+		if want[i].Seq != w {
+			t.Errorf("append %d alone: seq %d (%+v), want %d", i, want[i].Seq, want[i], w)
+		}
+	}
+}
+
+// batchOfCases appends first to room while the room's row is locked here, so that it waits
+// for the lock as a batch of its own, then queues each of cases behind it, one after the
+// other, releases the lock, and returns the cases' outcomes.
+func batchOfCases(t *testing.T, s *Store, room string, first *parley.Append, cases []batchCase, t0 time.Time) []storetest.Outcome {
+	t.Helper()
 	lock, err := s.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lock.Exec(t.Context(), `SELECT 1 FROM rooms WHERE name = 'batch' FOR UPDATE`); err != nil {
+	if _, err := lock.Exec(t.Context(), `SELECT 1 FROM rooms WHERE name = $1 FOR UPDATE`, room); err != nil {
 		t.Fatal(err)
 	}
 	queued := func() int {
 		s.groups.mu.Lock()
 		defer s.groups.mu.Unlock()
-		if q := s.groups.queues["batch"]; q != nil {
+		if q := s.groups.queues[room]; q != nil {
 			return len(q.pending)
 		}
 		return -1
@@ -132,19 +176,26 @@ func TestBatchAsIfAlone(t *testing.T) {
 	}
 	firstDone := make(chan error, 1)
 	go func() {
-		_, err := s.Append(context.Background(), first.append("batch", t0))
+		_, err := s.Append(context.Background(), first)
 		firstDone <- err
 	}()
 	waitQueued(0) // taken as a batch of its own, waiting for the lock
 	got := make([]storetest.Outcome, len(cases))
 	done := make(chan int, len(cases))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for i, c := range cases {
 		go func() {
-			got[i] = storetest.OutcomeOf(s.Append(context.Background(), c.append("batch", t0)))
+			cctx := context.Background()
+			if c.cancel {
+				cctx = ctx
+			}
+			got[i] = storetest.OutcomeOf(s.Append(cctx, c.append(room, t0)))
 			done <- i
 		}()
 		waitQueued(i + 1)
 	}
+	cancel()
 	if err := lock.Rollback(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -154,22 +205,60 @@ func TestBatchAsIfAlone(t *testing.T) {
 	for range cases {
 		<-done
 	}
-	for i := range cases {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("append %d (%s: %q): in a batch %+v, alone %+v", i, cases[i].seat, cases[i].body, got[i], want[i])
-		}
-	}
+	return got
+}
 
-	// The rooms hold the same: seqs 1..n, the same messages and asks.
-	dump := func(room string) string { return storetest.RoomDump(t, s, room) }
-	if a, b := dump("alone"), dump("batch"); a != b {
-		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
+// TestLateJoiners: appends queued while a batch waits for the room's lock (held by another
+// process's batch, here by a transaction of the test) are committed in that batch's
+// transaction once it has the lock, not in one of their own after it; without late joiners
+// they take a second transaction. Each row's xmin names the transaction that wrote it.
+func TestLateJoiners(t *testing.T) {
+	s, err := Open(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatalf("open: %v", err)
 	}
-	// Hand-worked, so that the comparison is not between two wrong answers.
-	wantSeqs := []int64{2, 2, 0, 3, 0, 0, 4, 0, 0, 1, 0, 5, 6, 0, 7, 8, 8, 9, 0, 10}
-	for i, w := range wantSeqs {
-		if want[i].Seq != w {
-			t.Errorf("append %d alone: seq %d (%+v), want %d", i, want[i].Seq, want[i], w)
-		}
+	defer s.Close()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	for _, late := range []bool{true, false} {
+		room := fmt.Sprintf("late-%v", late)
+		t.Run(room, func(t *testing.T) {
+			defer func(was bool) { lateJoiners = was }(lateJoiners)
+			lateJoiners = late
+			if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
+				t.Fatal(err)
+			}
+			first := batchCase{seat: "alice", body: "v1 note first to all n=0", key: "k0", last: 500}
+			var cases []batchCase
+			for i := range 13 {
+				cases = append(cases, batchCase{seat: []string{"bob", "carol", "dan"}[i%3],
+					body: fmt.Sprintf("v1 note late %d to all n=0", i), key: fmt.Sprintf("k%d", i+1), last: 500, window: true,
+					cancel: i == 5}) // its poster gave up while it waited: it fails with its context's error
+			}
+			got := batchOfCases(t, s, room, first.append(room, t0), cases, t0)
+			seq := int64(2)
+			for i, o := range got {
+				if i == 5 {
+					if o.Seq != 0 || !strings.Contains(o.Message, context.Canceled.Error()) {
+						t.Errorf("append %d, cancelled: %+v, want %v", i, o, context.Canceled)
+					}
+					continue
+				}
+				if o.Code != "" || o.Replay || o.Seq != seq {
+					t.Errorf("append %d: %+v, want stored at seq %d", i, o, seq)
+				}
+				seq++
+			}
+			var rows, txs int
+			if err := s.pool.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT xmin::text) FROM messages WHERE room = $1`, room).Scan(&rows, &txs); err != nil {
+				t.Fatal(err)
+			}
+			wantTxs := 2
+			if late {
+				wantTxs = 1
+			}
+			if rows != 13 || txs != wantTxs {
+				t.Errorf("%d messages in %d transactions, want 13 in %d", rows, txs, wantTxs)
+			}
+		})
 	}
 }
