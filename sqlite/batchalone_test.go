@@ -85,7 +85,7 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 		{seat: "carol", body: "v1 note g to all n=0", key: "k9", last: 500}, // a replay, not a repeat
 		{seat: "alice", body: "v1 note a to all n=0", last: 3},              // stored before the batch, and 3 of hers after it
 	}
-	for _, room := range []string{"alone", "batch"} {
+	for _, room := range []string{"alone", "batch", "late"} {
 		if err := s.CreateRoom(t.Context(), &parley.Room{Name: room, Policy: parley.DefaultPolicy(), CreatedAt: t0}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,34 +110,63 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 		want = append(want, storetest.OutcomeOf(s.Append(t.Context(), c.append("alone", t0))))
 	}
 
-	// In one batch, run by the test itself with the committer stopped.
-	s.stopCommitter()
-	outs := make([]parley.Appended, len(cases))
-	ops := make([]*txOp, len(cases))
-	for i, c := range cases {
-		var run func(context.Context, txStmts) error
-		if c.stat != "" {
-			r := room(c, "batch")
-			run = func(ctx context.Context, t txStmts) error {
-				_, err := t.exec(ctx, qAddStat, r, "alice", "posts", int64(1))
-				return sqlstore.StatError(r, dialect{}, err)
+	// In one batch, run by the test itself with the committer stopped: in "batch" every write
+	// taken at once; in "late" the first taken alone and the others late joiners, waiting at
+	// the committer while it runs the first.
+	for _, r := range []string{"batch", "late"} {
+		outs := make([]parley.Appended, len(cases))
+		ops := make([]*txOp, len(cases))
+		for i, c := range cases {
+			var run func(context.Context, txStmts) error
+			if c.stat != "" {
+				r := room(c, r)
+				run = func(ctx context.Context, t txStmts) error {
+					_, err := t.exec(ctx, qAddStat, r, "alice", "posts", int64(1))
+					return sqlstore.StatError(r, dialect{}, err)
+				}
+			} else {
+				a := c.append(r, t0)
+				m, err := sqlstore.Prepare(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run = s.appendOp(a, m, "[]", &outs[i])
 			}
-		} else {
-			a := c.append("batch", t0)
-			m, err := sqlstore.Prepare(a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run = s.appendOp(a, m, "[]", &outs[i])
+			ops[i] = &txOp{ctx: t.Context(), run: run, done: make(chan struct{})}
 		}
-		ops[i] = &txOp{ctx: t.Context(), run: run, done: make(chan struct{})}
-	}
-	s.commitBatch(ops, time.Now())
-	s.startCommitter()
-	for i, o := range ops {
-		got := storetest.OutcomeOf(outs[i], o.err)
-		if !reflect.DeepEqual(got, want[i]) {
-			t.Errorf("write %d (%+v): in a batch %+v, alone %+v", i, cases[i], got, want[i])
+		before := s.CommitStats()
+		s.stopCommitter()
+		if r == "batch" {
+			s.commitBatch(ops, time.Now())
+		} else {
+			// Each of the others waits to hand its write to the committer, in order.
+			ch := s.ops
+			for _, o := range ops[1:] {
+				sending := make(chan struct{})
+				go func() { close(sending); ch <- o }()
+				<-sending
+				time.Sleep(time.Millisecond) // blocked in the send, behind the one before
+			}
+			s.commitBatch(ops[:1], time.Now())
+			for left := true; left; {
+				select {
+				case o := <-ch:
+					t.Errorf("late: a write was left waiting at the committer")
+					close(o.done)
+				default:
+					left = false
+				}
+			}
+		}
+		s.startCommitter()
+		if got := s.CommitStats().Since(before).Commits; got != 1 {
+			t.Errorf("%s: %d commits, want 1", r, got)
+		}
+		for i, o := range ops {
+			got := storetest.OutcomeOf(outs[i], o.err)
+			if !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("%s: write %d (%+v): in a batch %+v, alone %+v", r, i, cases[i], got, want[i])
+			}
 		}
 	}
 
@@ -177,8 +206,11 @@ func testBatchAsIfAlone(t *testing.T, s *Store) {
 		}
 		return out
 	}
-	if a, b := dump("alone"), dump("batch"); a != b {
-		t.Errorf("one at a time:\n%s\nin a batch:\n%s", a, b)
+	a := dump("alone")
+	for _, r := range []string{"batch", "late"} {
+		if b := dump(r); a != b {
+			t.Errorf("one at a time:\n%s\nin a batch (%s):\n%s", a, r, b)
+		}
 	}
 	// Hand-worked, so that the comparison is not between two wrong answers.
 	wantSeqs := []int64{2, 2, 0, 3, 0, 4, 0, 5, 0, 0, 1, 0, 6, 7, 0, 8, 0, 9, 9, 10}
