@@ -224,9 +224,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		return 0, nil, nil
 	}
 	// Late joiners: the appends to the room queued in this process while the first round trip
-	// waited for the lock (another process's batch held it) join this batch, with their
-	// checks in one more round trip under the lock, rather than wait for the lock again in
-	// a batch of their own.
+	// ran (most when it waited for a lock another process's batch held) join this batch, with
+	// their checks in one more round trip under the lock, rather than wait for the lock again
+	// in a batch of their own.
 	if !perRow && more != nil && lateJoiners && len(ops) < maxBatch {
 		if late := more(maxBatch - len(ops)); len(late) > 0 {
 			reset(late)
