@@ -227,7 +227,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	// ran (most when it waited for a lock another process's batch held) join this batch, with
 	// their checks in one more round trip under the lock, rather than wait for the lock again
 	// in a batch of their own.
-	if !perRow && more != nil && lateJoiners && len(ops) < maxBatch {
+	if !perRow && lateJoiners && len(ops) < maxBatch {
 		if late := more(maxBatch - len(ops)); len(late) > 0 {
 			reset(late)
 			ops = append(ops[:len(ops):len(ops)], late...)

@@ -284,19 +284,11 @@ func (s *Store) commitBatch(batch []*txOp, begun time.Time) {
 			o.err = err
 		}
 	}
-	// more takes up to n writes waiting now, without waiting (late joiners, see runOnce);
-	// each one taken is answered with the batch.
-	more := func(n int) []*txOp {
+	// more takes the writes waiting now (takeWaiting: without waiting, up to maxBatch in the
+	// batch; late joiners, see runOnce); each one taken is answered with the batch.
+	more := func() []*txOp {
 		from := len(batch)
-		for len(batch)-from < n {
-			select {
-			case o := <-s.ops:
-				batch = s.take(batch, o)
-				continue
-			default:
-			}
-			break
-		}
+		batch = s.takeWaiting(batch)
 		return batch[from:len(batch):len(batch)]
 	}
 	conn, err := s.write.Conn(ctx)
@@ -325,7 +317,7 @@ func (s *Store) commitBatch(batch []*txOp, begun time.Time) {
 
 // runBatch runs the batch in one transaction on the committer's connection: again without
 // a write that may have left part of itself in it (see the top of this file).
-func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error), more func(n int) []*txOp) {
+func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error), more func() []*txOp) {
 	live := make([]*txOp, 0, len(batch))
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
@@ -360,7 +352,7 @@ func (s *Store) runBatch(rt *rawTx, batch []*txOp, fail func(error), more func(n
 // that failed after changing the transaction (which is then rolled back, nothing committed),
 // or -1; committed is how many writes the transaction committed (0 when it did not commit). A
 // failure of the transaction itself is given to every write (fail).
-func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error), more func(n int) []*txOp) (bad, committed int, all []*txOp) {
+func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error), more func() []*txOp) (bad, committed int, all []*txOp) {
 	if err := rt.control(qBegin); err != nil {
 		fail(fmt.Errorf("begin: %w", err))
 		return -1, 0, live
@@ -368,10 +360,10 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error), more func(n i
 	t := txStmts{rt}
 	stored := 0 // writes that ran without error and wait for the commit
 	for i := 0; i < len(live); i++ {
-		if i == len(live)-1 && len(live) < maxBatch {
+		if i == len(live)-1 {
 			// The last write of those taken: take in the writes waiting now, which the
 			// ones before took the time to bring.
-			if late := more(maxBatch - len(live)); len(late) > 0 {
+			if late := more(); len(late) > 0 {
 				live = append(live[:len(live):len(live)], late...)
 			}
 		}
