@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +83,8 @@ type Store struct {
 	lookups roomBatches[*lookupOp] // token and run lookups waiting for a batch, under "" (lookups.go)
 
 	commitWait time.Duration  // the bound of the commit wait (commitwait.go)
+	warmConns  int            // connections Open waits for (warm.go)
+	migrated   atomic.Bool    // Open has brought the schema up to date (warm.go)
 	comingMu   sync.Mutex     // guards coming
 	coming     map[string]int // posts announced on their way to each room's Append (PostsComing)
 }
@@ -103,21 +106,24 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "parley" // for pg_stat_activity
 	}
+	s := &Store{listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{}),
+		commitWait: DefaultCommitWait}
+	for _, o := range opts {
+		o(s)
+	}
+	warm := s.warmConfig(cfg, dsn)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, listen: cfg.ConnConfig.Copy(), watch: fanout.New(), seats: fanout.NewSeats(), log: slog.Default(), ping: listenPing, done: make(chan struct{}),
-		commitWait: DefaultCommitWait}
+	s.pool = pool
 	s.Tables = sqlstore.New(pgDB{pool}, pgDB{pool}, dialect{})
-	for _, o := range opts {
-		o(s)
-	}
 	s.groups.hold, s.groups.holdFor = s.commitWait, s.comingTo
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	s.awaitWarm(ctx, warm)
 	// LISTEN before Open returns: a Watch started after Open sees every later append.
 	conn, err := s.connectListener(ctx)
 	if err != nil {

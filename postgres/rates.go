@@ -19,6 +19,14 @@ import (
 
 var _ parley.RateStore = (*Store)(nil)
 
+// The statements of the rate caps: a batch of takes (migration 0006), one take and one
+// give-back (0005).
+const (
+	qTakeRates = `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+	qTakeRate  = `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`
+	qGiveRate  = `SELECT parley_give_rate($1, $2, $3, $4, $5, $6, $7)`
+)
+
 // rateArgs spreads buckets over the functions' parallel arrays.
 func rateArgs(room string, now time.Time, buckets []parley.RateBucket) []any {
 	seats := make([]string, len(buckets))
@@ -172,7 +180,7 @@ func (s *Store) takeBatch(ctx context.Context, room string, ops []*rateOp) {
 	first = append(first, int32(len(key)+1))
 	var short []int32
 	var wait []float64
-	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rates($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+	err := s.pool.QueryRow(ctx, qTakeRates,
 		room, seats, kinds, bursts0, ats0, nows, first, key, n, rate, burst).Scan(&short, &wait)
 	if err == nil && (len(short) != len(ops) || len(wait) != len(ops)) {
 		err = fmt.Errorf("%d answers for %d takes", len(short), len(ops))
@@ -211,7 +219,7 @@ func rateAnswer(short int, wait float64, n int) (parley.RateTake, error) {
 func (s *Store) takeRateAlone(ctx context.Context, room string, now time.Time, buckets []parley.RateBucket) (parley.RateTake, error) {
 	var short int
 	var wait float64
-	err := s.pool.QueryRow(ctx, `SELECT short, wait FROM parley_take_rate($1, $2, $3, $4, $5, $6, $7)`,
+	err := s.pool.QueryRow(ctx, qTakeRate,
 		rateArgs(room, now, buckets)...).Scan(&short, &wait)
 	if err != nil {
 		if sqlState(err) == foreignKeyViolation {
@@ -227,7 +235,7 @@ func (s *Store) GiveRate(ctx context.Context, room string, now time.Time, bucket
 	if len(buckets) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, `SELECT parley_give_rate($1, $2, $3, $4, $5, $6, $7)`, rateArgs(room, now, buckets)...); err != nil {
+	if _, err := s.pool.Exec(ctx, qGiveRate, rateArgs(room, now, buckets)...); err != nil {
 		return fmt.Errorf("give rate: %w", err)
 	}
 	return nil

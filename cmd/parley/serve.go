@@ -330,7 +330,7 @@ func parseDB(db string) (kind, target string, err error) {
 // (lockDB), so the store may keep what it reads of seats (sqlite.Sole).
 func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger, sole bool, wait *time.Duration) (parley.Store, error) {
 	if kind == "postgres" {
-		opts := []postgres.Option{postgres.WithLogger(log)}
+		opts := []postgres.Option{postgres.WithLogger(log), postgres.WithWarmConns(postgres.DefaultWarmConns)}
 		if wait != nil {
 			opts = append(opts, postgres.WithCommitWait(*wait))
 		}
