@@ -38,7 +38,11 @@ token needed), /healthz and /metrics. It binds to localhost unless told otherwis
 
 Storage is SQLite by default, one file (parley.db in the working directory). PostgreSQL lets
 several 'parley serve' processes share one database behind a load balancer: sequence numbers
-stay gapless and repeats and idempotency keys are caught across all of them.
+stay gapless and repeats and idempotency keys are caught across all of them. Each process keeps
+four connections open (and one that listens for other processes' posts) and starts listening
+only once they are open and ready, so that its first requests do not wait for them; the
+connection string's pool_max_conns and pool_min_conns change that (pool_min_conns=0: connect
+on demand).
 
 The server's admin token (for 'parley room' and 'parley seat') comes from
 $PARLEY_ADMIN_TOKEN. Without it, the first start on a SQLite database creates one, prints it
