@@ -1,13 +1,11 @@
 package postgres
 
 import (
-	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/parleyhq/parley/internal/pgtest"
 )
@@ -54,25 +52,20 @@ func TestWarmConns(t *testing.T) {
 			// was run: no room, seat or message appeared.
 			want := warmQueries()
 			slices.Sort(want)
-			conns := acquireAll(t, s.pool, int(s.pool.Stat().IdleConns()))
+			conns := s.pool.AcquireAllIdle(t.Context()) // every connection Open made, each once
+			if len(conns) < int(c.wantConns) {
+				t.Fatalf("%d idle connections to look at, want %d", len(conns), c.wantConns)
+			}
 			for i, conn := range conns {
 				rows, err := conn.Query(t.Context(), `SELECT statement FROM pg_prepared_statements`)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var got []string
-				for rows.Next() {
-					var q string
-					if err := rows.Scan(&q); err != nil {
-						t.Fatal(err)
-					}
-					if slices.Contains(want, q) {
-						got = append(got, q)
-					}
-				}
-				if err := rows.Err(); err != nil {
+				all, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
 					t.Fatal(err)
 				}
+				got := slices.DeleteFunc(all, func(q string) bool { return !slices.Contains(want, q) })
 				slices.Sort(got)
 				if !slices.Equal(got, want) {
 					t.Errorf("connection %d: %d of the %d warm statements prepared", i, len(got), len(want))
@@ -90,29 +83,4 @@ func TestWarmConns(t *testing.T) {
 			}
 		})
 	}
-}
-
-// acquireAll holds n of the pool's connections at once (so each is a different one).
-func acquireAll(t *testing.T, pool *pgxpool.Pool, n int) []*pgxpool.Conn {
-	t.Helper()
-	conns := make([]*pgxpool.Conn, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for i := range n {
-		wg.Go(func() {
-			c, err := pool.Acquire(context.Background())
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			conns[i] = c
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
-	}
-	return conns
 }
