@@ -20,13 +20,14 @@ func TestCrashChild(t *testing.T) {
 	})
 }
 
-// crashSoleEnv is crashEnv for a child whose store is Sole, as `parley serve` opens it: its
-// committer keeps seqs and dedup in memory (the parent writes only between children).
+// crashSoleEnv is crashEnv for a child whose store is Sole and has a warm WAL, as `parley
+// serve` opens it: its committer keeps seqs and dedup in memory (the parent writes only
+// between children), and its commits write over the frames of the WAL's rolled-back growth.
 const crashSoleEnv = "PARLEY_SQLITE_CRASH_SOLE_DB"
 
 func TestCrashSoleChild(t *testing.T) {
 	storetest.CrashChild(t, crashSoleEnv, func(path string) (parley.Store, error) {
-		return sqlite.Open(context.Background(), path, sqlite.Sole())
+		return sqlite.Open(context.Background(), path, sqlite.Sole(), sqlite.WarmWAL())
 	})
 }
 

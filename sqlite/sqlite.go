@@ -59,6 +59,7 @@ type Store struct {
 	seqs        seqMemory     // each room's last seq, for the committer (seq.go)
 	search      *searchIndex  // the search index, in a file of its own (searchfile.go)
 	noSearch    bool          // no search index (for a benchmark of what it costs)
+	warmWAL     bool          // Open grows the WAL first (walgrow.go)
 	searchIdle  time.Duration // searchIdle, but for tests
 	searchChunk int           // searchChunk, but for tests
 	idleAfter   time.Duration // how long the committer waits for a write before its idle work
@@ -173,6 +174,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.search.close()
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if s.warmWAL {
+		// An optimisation only: a WAL that could not be grown is grown by the commits.
+		if _, err := s.growWAL(ctx); err != nil {
+			s.log.Warn("could not warm the WAL; commits will grow it", "db", path, "err", err)
+		}
 	}
 	s.startCommitter()
 	return s, nil

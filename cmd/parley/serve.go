@@ -344,7 +344,7 @@ func openStoreLogged(ctx context.Context, kind, target string, log *slog.Logger,
 		}
 		return s, nil
 	}
-	opts := []sqlite.Option{sqlite.WithLogger(log)}
+	opts := []sqlite.Option{sqlite.WithLogger(log), sqlite.WarmWAL()}
 	if wait != nil {
 		opts = append(opts, sqlite.WithCommitWait(*wait))
 	}
