@@ -12,9 +12,11 @@ import (
 // the committer's first checkpoint of ckptLimit pages, checkpoint.go) each commit appends to
 // the file: its fsync then also writes the file's new size and blocks to the file system's
 // journal. A commit written over blocks the file already has is cheaper: 13 pages in a
-// commit took 0.31 ms over old blocks against 0.42 ms appended (medians of 300 commits, 3
-// alternated pairs, on the development machine's ext4), and `parley bench server` over 10,000
-// posts, whose first quarter was appended, ran 3 to 25% faster with the WAL warmed first.
+// commit took 0.31 to 0.33 ms over old blocks against 0.41 to 0.43 ms appended (medians of 300
+// commits, 3 alternated pairs, on the development machine's ext4). Under `parley bench server`
+// (10,000 posts, whose first quarter or so is appended without it; 6 alternated pairs on a
+// busy machine) the warm WAL made the whole run faster in 4 pairs and the first 1,000 posts in
+// 5, by 2% and 4% in the medians: a small gain, mostly at the start.
 //
 // So WarmWAL has Open grow the -wal file to the size it will reach anyway, before the first
 // commit. It does so with SQLite's own means: a transaction, with a page cache of a few
@@ -25,7 +27,7 @@ import (
 // that the first commit does not have to flush the whole of it.
 
 // WarmWAL tells Open to grow the WAL to its working size (about 40 MiB) before the first
-// commit, as `parley serve` does; see walgrow.go. It costs Open some 60 ms and the disk space
+// commit, as `parley serve` does; see walgrow.go. It costs Open some 130 ms and the disk space
 // that the WAL takes anyway under a steady load.
 func WarmWAL() Option { return func(s *Store) { s.warmWAL = true } }
 
