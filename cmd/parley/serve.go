@@ -36,8 +36,10 @@ Run the room server: the HTTP API (/v1/…), live reads over Server-Sent Events,
 agents at /mcp, the web UI at /, the format lab at /lab (a2c and lint in the browser, no
 token needed), /healthz and /metrics. It binds to localhost unless told otherwise.
 
-Storage is SQLite by default, one file (parley.db in the working directory). PostgreSQL lets
-several 'parley serve' processes share one database behind a load balancer: sequence numbers
+Storage is SQLite by default: parley.db in the working directory, and beside it
+parley.db-search (the search index) and parley.db-wal (which the server grows to 40 MB at
+start, so that commits write over it rather than append to it). PostgreSQL lets several
+'parley serve' processes share one database behind a load balancer: sequence numbers
 stay gapless and repeats and idempotency keys are caught across all of them. Each process keeps
 four connections open (and one that listens for other processes' posts) and starts listening
 only once they are open and ready, so that its first requests do not wait for them; the
