@@ -176,9 +176,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	if s.warmWAL {
-		// An optimisation only: a WAL that could not be grown is grown by the commits.
-		if _, err := s.growWAL(ctx); err != nil {
+		// An optimisation only: a WAL that is not grown here is grown by the commits.
+		if _, skipped, err := s.growWAL(ctx); err != nil {
 			s.log.Warn("could not warm the WAL; commits will grow it", "db", path, "err", err)
+		} else if skipped != "" {
+			s.log.Info("the WAL is not warmed; commits will grow it", "db", path, "why", skipped)
 		}
 	}
 	s.startCommitter()

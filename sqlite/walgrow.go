@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -25,11 +28,27 @@ import (
 // never committed are never read (a reader and a recovery stop at the last commit frame), and
 // the next commit writes over them from the WAL's start. The file is then synced once, so
 // that the first commit does not have to flush the whole of it.
+//
+// The growth must never be what fills a disk: a WAL that took the last free blocks would leave
+// none for the database file to grow into when a checkpoint copies the WAL back, and every
+// post would fail as if the disk were full. So Open grows the WAL only where the file system
+// has warmFree times the growth free (320 MB for 40), and logs why when it does not; and if the
+// growth fails all the same, a TRUNCATE checkpoint gives back what it took (Open empties the
+// WAL before it grows it, so there is nothing to copy into the database then, which a full
+// disk could not take).
 
 // WarmWAL tells Open to grow the WAL to its working size (about 40 MiB) before the first
-// commit, as `parley serve` does; see walgrow.go. It costs Open some 130 ms and the disk space
+// commit, where the file system has eight times that free, as `parley serve` does; see
+// walgrow.go. It costs Open some 130 ms and the disk space
 // that the WAL takes anyway under a steady load.
 func WarmWAL() Option { return func(s *Store) { s.warmWAL = true } }
+
+// warmFree is how many times the growth the file system must have free for Open to grow the WAL.
+const warmFree = 8
+
+// fsFree reports the free space of a directory's file system (freeBytes; a variable for the
+// tests).
+var fsFree = freeBytes
 
 // warmPages is how many pages growWAL writes for a ckptLimit of limit: the WAL starts again
 // once it holds the limit, but the committer's estimate runs up to a third short
@@ -40,56 +59,99 @@ func warmPages(limit int) int64 { return int64(limit) * 5 / 4 }
 func walFileSize(n, pageSize int64) int64 { return 32 + n*(pageSize+24) }
 
 // growWAL makes the -wal file at least as long as warmPages(ckptLimit) frames need, unless it
-// is already. It returns the file's size after.
-func (s *Store) growWAL(ctx context.Context) (int64, error) {
+// is already, or the file system has too little space free for it (then skipped says why). It
+// returns the file's size after.
+func (s *Store) growWAL(ctx context.Context) (size int64, skipped string, err error) {
 	wal := s.path + "-wal"
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer conn.Close()
 	var cache, page int64
 	if err := conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if err := conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	want := walFileSize(warmPages(s.ckptLimit), page)
-	if st, err := os.Stat(wal); err == nil && st.Size() >= want {
-		return st.Size(), nil
+	var have int64
+	if st, err := os.Stat(wal); err == nil {
+		if have = st.Size(); have >= want {
+			return have, "", nil
+		}
+	}
+	// Empty the WAL first (the migrations' pages go into the database), so that should the
+	// growth fail, the WAL holds nothing committed and can be cut to nothing without copying.
+	if err := truncateWAL(ctx, conn); err != nil {
+		return 0, "", err
+	}
+	have = 0
+	free, ok := fsFree(filepath.Dir(wal))
+	if !ok {
+		return have, "the file system's free space is unknown", nil
+	}
+	if need := uint64(want - have); free < warmFree*need {
+		return have, fmt.Sprintf("the file system has %d MB free, under %d times the %d MB it would take", free>>20, warmFree, need>>20), nil
 	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = 16`); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+strconv.FormatInt(cache, 10))
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE parley_warm_wal (b BLOB)`); err != nil {
-		return 0, err
-	}
-	// The blob's overflow pages hold page-4 bytes each; a few more pages (the table's root,
-	// the schema) come on top.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO parley_warm_wal VALUES (zeroblob(?))`, warmPages(s.ckptLimit)*(page-4)); err != nil {
-		return 0, err
-	}
-	if err := tx.Rollback(); err != nil {
-		return 0, err
+	// The last pages of the blob are still in the cache when it rolls back, never written: 64
+	// pages more than the growth covers them.
+	if err := spillRolledBack(ctx, conn, (warmPages(s.ckptLimit)+64)*(page-4)); err != nil {
+		// Whatever the WAL grew by before the failure (a disk that filled meanwhile) is given
+		// back: every frame it holds is copied into the database, and the file cut to nothing.
+		if cerr := truncateWAL(context.WithoutCancel(ctx), conn); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("give the WAL's growth back: %w", cerr))
+		}
+		return 0, "", err
 	}
 	f, err := os.Open(wal)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("sync %s: %w", wal, err)
+		return 0, "", fmt.Errorf("sync %s: %w", wal, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return st.Size(), nil
+	return st.Size(), "", nil
+}
+
+// truncateWAL copies every frame of the WAL into the database and cuts the -wal file to
+// nothing (a TRUNCATE checkpoint), or fails if another connection's reads kept it from that.
+func truncateWAL(ctx context.Context, conn *sql.Conn) error {
+	var busy, frames, copied int
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("checkpoint: another connection is reading the WAL")
+	}
+	return nil
+}
+
+// spillRolledBack writes n bytes of zeros into a table it creates, in a transaction it rolls
+// back: with a small page cache, SQLite spills the pages to the WAL on the way.
+func spillRolledBack(ctx context.Context, conn *sql.Conn, n int64) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE parley_warm_wal (b BLOB)`); err != nil {
+		return err
+	}
+	// The blob's overflow pages hold page-4 bytes each (the table's root and the schema's page
+	// come on top).
+	if _, err := tx.ExecContext(ctx, `INSERT INTO parley_warm_wal VALUES (zeroblob(?))`, n); err != nil {
+		return err
+	}
+	return tx.Rollback()
 }

@@ -1,8 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/parleyhq/parley/storetest"
@@ -73,5 +78,80 @@ func TestWarmWAL(t *testing.T) {
 		if m.Seq != int64(i+1) {
 			t.Fatalf("message %d has seq %d", i, m.Seq)
 		}
+	}
+}
+
+// TestWarmWALSpace: Open does not grow the WAL on a file system with less than warmFree times
+// the growth free, and says why in its log.
+func TestWarmWALSpace(t *testing.T) {
+	const limit = 600
+	want := walFileSize(warmPages(limit), 4096)
+	defer func(f func(string) (uint64, bool)) { fsFree = f }(fsFree)
+	fsFree = func(string) (uint64, bool) { return uint64(want) * (warmFree - 1), true }
+	var log bytes.Buffer
+	path := filepath.Join(t.TempDir(), "tight.db")
+	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), func(s *Store) { s.ckptLimit = limit }, WarmWAL(),
+		WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > want/4 {
+		t.Fatalf("with %d bytes free the WAL grew to %d bytes; want it left to the commits", uint64(want)*(warmFree-1), st.Size())
+	}
+	if !strings.Contains(log.String(), "the WAL is not warmed") || !strings.Contains(log.String(), "MB free") {
+		t.Fatalf("the log does not say why the WAL was not warmed:\n%s", log.String())
+	}
+}
+
+// TestWarmWALFull: on a file system that fills while the WAL grows (a 16 MiB tmpfs that claims
+// more free space than it has), Open still succeeds, gives the space back (the WAL is cut to
+// nothing), and posts go on.
+func TestWarmWALFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a real full disk needs a tmpfs mount, which needs root")
+	}
+	mnt := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", mnt, err, out)
+		}
+	})
+	defer func(f func(string) (uint64, bool)) { fsFree = f }(fsFree)
+	fsFree = func(string) (uint64, bool) { return 1 << 40, true }
+	var log bytes.Buffer
+	path := filepath.Join(mnt, "parley.db")
+	s, err := Open(t.Context(), path, Sole(), noIdleIndex(), WarmWAL(), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(log.String(), "could not warm the WAL") {
+		t.Fatalf("a 16 MiB disk took the 40 MB WAL without a word:\n%s", log.String())
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if free := uint64(fs.Bavail) * uint64(fs.Bsize); free < 12<<20 {
+		t.Fatalf("after the failed growth %d bytes of the 16 MiB are free; the growth was not given back\n%s", free, log.String())
+	}
+	storetest.MustCreateRoom(t, s, "r")
+	for j := range 20 {
+		postCk(t, s, "a", j)
+	}
+	msgs, err := s.Messages(t.Context(), "r", 0, 0)
+	if err != nil || len(msgs) != 20 {
+		t.Fatalf("%d messages, %v; want 20", len(msgs), err)
 	}
 }

@@ -38,13 +38,13 @@ token needed), /healthz and /metrics. It binds to localhost unless told otherwis
 
 Storage is SQLite by default: parley.db in the working directory, and beside it
 parley.db-search (the search index) and parley.db-wal (which the server grows to 40 MB at
-start, so that commits write over it rather than append to it). PostgreSQL lets several
-'parley serve' processes share one database behind a load balancer: sequence numbers
-stay gapless and repeats and idempotency keys are caught across all of them. Each process keeps
-four connections open (and one that listens for other processes' posts) and starts listening
-only once they are open and ready, so that its first requests do not wait for them; the
-connection string's pool_max_conns and pool_min_conns change that (pool_min_conns=0: connect
-on demand).
+start, where the disk has 320 MB free, so that commits write over it rather than append to
+it). PostgreSQL lets several 'parley serve' processes share one database behind a load
+balancer: sequence numbers stay gapless and repeats and idempotency keys are caught across
+all of them. Each process keeps four connections open (and one that listens for other
+processes' posts) and starts listening only once they are open and ready, so that its first
+requests do not wait for them; the connection string's pool_max_conns and pool_min_conns
+change that (pool_min_conns=0: connect on demand).
 
 The server's admin token (for 'parley room' and 'parley seat') comes from
 $PARLEY_ADMIN_TOKEN. Without it, the first start on a SQLite database creates one, prints it
