@@ -39,8 +39,8 @@ import (
 
 // WarmWAL tells Open to grow the WAL to its working size (about 40 MiB) before the first
 // commit, where the file system has eight times that free, as `parley serve` does; see
-// walgrow.go. It costs Open some 130 ms and the disk space
-// that the WAL takes anyway under a steady load.
+// walgrow.go. It costs Open some 130 ms, and the disk space that the WAL takes anyway under a
+// steady load.
 func WarmWAL() Option { return func(s *Store) { s.warmWAL = true } }
 
 // warmFree is how many times the growth the file system must have free for Open to grow the WAL.
@@ -87,13 +87,12 @@ func (s *Store) growWAL(ctx context.Context) (size int64, skipped string, err er
 	if err := truncateWAL(ctx, conn); err != nil {
 		return 0, "", err
 	}
-	have = 0
 	free, ok := fsFree(filepath.Dir(wal))
 	if !ok {
-		return have, "the file system's free space is unknown", nil
+		return 0, "the file system's free space is unknown", nil
 	}
-	if need := uint64(want - have); free < warmFree*need {
-		return have, fmt.Sprintf("the file system has %d MB free, under %d times the %d MB it would take", free>>20, warmFree, need>>20), nil
+	if free < warmFree*uint64(want) {
+		return 0, fmt.Sprintf("the file system has %d MB free, under %d times the %d MB it would take", free>>20, warmFree, want>>20), nil
 	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = 16`); err != nil {
 		return 0, "", err
@@ -103,7 +102,8 @@ func (s *Store) growWAL(ctx context.Context) (size int64, skipped string, err er
 	// pages more than the growth covers them.
 	if err := spillRolledBack(ctx, conn, (warmPages(s.ckptLimit)+64)*(page-4)); err != nil {
 		// Whatever the WAL grew by before the failure (a disk that filled meanwhile) is given
-		// back: every frame it holds is copied into the database, and the file cut to nothing.
+		// back: it holds nothing committed (emptied above), so the checkpoint copies nothing
+		// and cuts the file to nothing.
 		if cerr := truncateWAL(context.WithoutCancel(ctx), conn); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("give the WAL's growth back: %w", cerr))
 		}
