@@ -177,7 +177,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	if s.warmWAL {
 		// An optimisation only: a WAL that is not grown here is grown by the commits.
-		if _, skipped, err := s.growWAL(ctx); err != nil {
+		if skipped, err := s.growWAL(ctx); err != nil {
 			s.log.Warn("could not warm the WAL; commits will grow it", "db", path, "err", err)
 		} else if skipped != "" {
 			s.log.Info("the WAL is not warmed; commits will grow it", "db", path, "why", skipped)

@@ -59,43 +59,41 @@ func warmPages(limit int) int64 { return int64(limit) * 5 / 4 }
 func walFileSize(n, pageSize int64) int64 { return 32 + n*(pageSize+24) }
 
 // growWAL makes the -wal file at least as long as warmPages(ckptLimit) frames need, unless it
-// is already, or the file system has too little space free for it (then skipped says why). It
-// returns the file's size after.
-func (s *Store) growWAL(ctx context.Context) (size int64, skipped string, err error) {
+// is already, or the file system has too little space free for it (then skipped says why).
+func (s *Store) growWAL(ctx context.Context) (skipped string, err error) {
 	wal := s.path + "-wal"
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
-		return 0, "", err
+		return "", err
 	}
 	defer conn.Close()
 	var cache, page int64
 	if err := conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
-		return 0, "", err
+		return "", err
 	}
 	if err := conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
-		return 0, "", err
+		return "", err
 	}
 	want := walFileSize(warmPages(s.ckptLimit), page)
-	var have int64
 	if st, err := os.Stat(wal); err == nil {
-		if have = st.Size(); have >= want {
-			return have, "", nil
+		if st.Size() >= want {
+			return "", nil
 		}
+	}
+	free, ok := fsFree(filepath.Dir(wal))
+	if !ok {
+		return "the file system's free space is unknown", nil
+	}
+	if free < warmFree*uint64(want) {
+		return fmt.Sprintf("the file system has %d MB free, under %d times the %d MB it would take", free>>20, warmFree, want>>20), nil
 	}
 	// Empty the WAL first (the migrations' pages go into the database), so that should the
 	// growth fail, the WAL holds nothing committed and can be cut to nothing without copying.
 	if err := truncateWAL(ctx, conn); err != nil {
-		return 0, "", err
-	}
-	free, ok := fsFree(filepath.Dir(wal))
-	if !ok {
-		return 0, "the file system's free space is unknown", nil
-	}
-	if free < warmFree*uint64(want) {
-		return 0, fmt.Sprintf("the file system has %d MB free, under %d times the %d MB it would take", free>>20, warmFree, want>>20), nil
+		return "", err
 	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = 16`); err != nil {
-		return 0, "", err
+		return "", err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+strconv.FormatInt(cache, 10))
 	// The last pages of the blob are still in the cache when it rolls back, never written: 64
@@ -107,21 +105,17 @@ func (s *Store) growWAL(ctx context.Context) (size int64, skipped string, err er
 		if cerr := truncateWAL(context.WithoutCancel(ctx), conn); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("give the WAL's growth back: %w", cerr))
 		}
-		return 0, "", err
+		return "", err
 	}
 	f, err := os.Open(wal)
 	if err != nil {
-		return 0, "", err
+		return "", err
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return 0, "", fmt.Errorf("sync %s: %w", wal, err)
+		return "", fmt.Errorf("sync %s: %w", wal, err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return 0, "", err
-	}
-	return st.Size(), "", nil
+	return "", nil
 }
 
 // truncateWAL copies every frame of the WAL into the database and cuts the -wal file to
