@@ -24,6 +24,7 @@ import (
 
 	"github.com/parleyhq/parley/internal/pgtest"
 	"github.com/parleyhq/parley/internal/servertest"
+	"github.com/parleyhq/parley/internal/tmpfs"
 )
 
 func init() { caseSets = append(caseSets, secretCases) }
@@ -266,27 +267,9 @@ func TestStorageFull(t *testing.T) {
 	})
 }
 
-// smallDisk mounts a 2 MiB tmpfs for the test, or skips it.
-func smallDisk(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a real full disk needs a tmpfs mount, which needs root")
-	}
-	mnt := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(mnt, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	// Registered before the server starts, so it runs after the server is gone.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", mnt, err, out)
-		}
-	})
-	return mnt
-}
+// smallDisk mounts a 2 MiB tmpfs for the test, or skips it. Mounted before the server starts,
+// it is unmounted after the server is gone.
+func smallDisk(t *testing.T) string { return tmpfs.Mount(t, "2m") }
 
 // fillDisk writes zeros to path until the file system has no space left.
 func fillDisk(t *testing.T, path string) {

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/parleyhq/parley/internal/tmpfs"
 	"github.com/parleyhq/parley/storetest"
 )
 
@@ -112,21 +111,7 @@ func TestWarmWALSpace(t *testing.T) {
 // more free space than it has), Open still succeeds, gives the space back (the WAL is cut to
 // nothing), and posts go on.
 func TestWarmWALFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a real full disk needs a tmpfs mount, which needs root")
-	}
-	mnt := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(mnt, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", mnt, err, out)
-		}
-	})
+	mnt := tmpfs.Mount(t, "16m")
 	defer func(f func(string) (uint64, bool)) { fsFree = f }(fsFree)
 	fsFree = func(string) (uint64, bool) { return 1 << 40, true }
 	var log bytes.Buffer
@@ -139,11 +124,7 @@ func TestWarmWALFull(t *testing.T) {
 	if !strings.Contains(log.String(), "could not warm the WAL") {
 		t.Fatalf("a 16 MiB disk took the 40 MB WAL without a word:\n%s", log.String())
 	}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &fs); err != nil {
-		t.Fatal(err)
-	}
-	if free := uint64(fs.Bavail) * uint64(fs.Bsize); free < 12<<20 {
+	if free, ok := freeBytes(mnt); !ok || free < 12<<20 {
 		t.Fatalf("after the failed growth %d bytes of the 16 MiB are free; the growth was not given back\n%s", free, log.String())
 	}
 	storetest.MustCreateRoom(t, s, "r")
