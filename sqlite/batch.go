@@ -9,6 +9,7 @@ type batch struct {
 	search []roomCount // messages stored, for the search index, by room
 	dedup  dedupBatch  // seats read and messages stored, for the dedup memory (dedup.go)
 	seqs   seqBatch    // each room's last seq taken (seq.go)
+	tails  []roomCount // each room's messages without their seat_index entries, once committed (seatindex.go)
 }
 
 // roomCount is a number of a room's messages.
@@ -30,6 +31,8 @@ func (b *batch) reset() {
 		}
 	}
 	clear(b.seqs.last)
+	clear(b.tails)
+	b.tails = b.tails[:0]
 }
 
 // stored notes that the room's messages lo to hi were stored, to be indexed.

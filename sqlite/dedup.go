@@ -142,24 +142,24 @@ type dedupBatch struct {
 }
 
 // A seat the memory does not hold yet is read from the transaction. qSeatCount counts its
-// messages in the seat's index alone, up to one more than seatIndexScan. When it has no more
-// than that, qSeatLatest reads its latest dedupKeep+1 (sorted by seq in the index, whose
-// entries name their rows, then those rows), and, if it has more than dedupKeep, qSeatOlder
+// messages (seat_index's entries and the room's messages after them, qSeatSeqs), up to one
+// more than seatIndexScan. When it has no more than that, qSeatLatest reads its latest
+// dedupKeep+1 (sorted by seq, then their rows), and, if it has more than dedupKeep, qSeatOlder
 // the latest time among the others, looking at no more than seatOlderScan of them (past it,
 // that time is not known). A seat with more messages than seatIndexScan is read through the
 // primary key instead: its messages among the room's latest seatRecentScan (qRoomLast,
-// qSeatRecent; the unary + keeps SQLite off the seat's index), what it posted before them not
-// known. There is no index on (room, seat, seq): keeping one cost a page written to the WAL
-// for nearly every post.
+// qSeatRecent), what it posted before them not known. No index on messages is keyed by seat:
+// keeping one cost a page written to the WAL for nearly every post (seatindex.go).
 const (
-	qSeatCount  = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?3)`
-	qSeatLatest = `SELECT m.seq, m.time, m.hash FROM
-		(SELECT rowid AS id FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 ORDER BY seq DESC LIMIT ?3) AS k
-		JOIN messages AS m ON m.rowid = k.id`
-	qSeatOlder = `SELECT count(*), coalesce(max(time), 0) FROM
-		(SELECT time FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4)`
+	qSeatCount  = `SELECT count(*) FROM (` + qSeatSeqs + ` LIMIT ?3)`
+	qSeatLatest = `SELECT m.seq, m.time, m.hash FROM (` + qSeatSeqs + ` ORDER BY seq DESC LIMIT ?3) AS k
+		CROSS JOIN messages AS m ON m.room = ?1 AND m.seq = k.seq`
+	qSeatOlder = `SELECT count(*), coalesce(max(m.time), 0) FROM
+		(SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND seq <= ?3
+			UNION ALL SELECT seq FROM seat_index WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4) AS k
+		CROSS JOIN messages AS m ON m.room = ?1 AND m.seq = k.seq`
 	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
-	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 ORDER BY seq DESC`
+	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND seat = ?2 AND seq > ?3 ORDER BY seq DESC`
 )
 
 // seatIndexScan, seatOlderScan and seatRecentScan bound what reading a seat looks at

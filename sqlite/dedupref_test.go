@@ -53,13 +53,15 @@ func refDuplicate(msgs []refMsg, seat, hash string, since time.Time, n int) int6
 // to a real database file, alone and in batches the test runs itself, closing and opening
 // the store now and then, and checks every dedup answer, Duplicate's and Append's, against
 // refDuplicate. The bounds on what dedup reads are made tiny, so that every way of answering
-// runs: the memory (Sole) full, partial or unsure of what it dropped, and the counts through
-// the primary key and through the seat's index.
+// runs: the memory (Sole) full, partial or unsure of what it dropped, the counts through
+// the primary key and through seat_index, and (Sole) a seat's messages found partly in
+// seat_index and partly in the room's tail (seatindex.go). seat_index is checked against the
+// messages whenever the store closes.
 func TestDedupReference(t *testing.T) {
-	defer func(keep, mx, index, older, recent, near int) {
-		dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan = keep, mx, index, older, recent, near
-	}(dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan)
-	dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan = 6, 20, 60, 5, 12, 10
+	defer func(keep, mx, index, older, recent, near, tail int) {
+		dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan, seatIndexTail = keep, mx, index, older, recent, near, tail
+	}(dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan, seatIndexTail)
+	dedupKeep, dedupMax, seatIndexScan, seatOlderScan, seatRecentScan, dedupNearScan, seatIndexTail = 6, 20, 60, 5, 12, 10, 9
 
 	for _, sole := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) { testDedupReference(t, sole) })
@@ -146,6 +148,7 @@ func testDedupReference(t *testing.T, sole bool) {
 				t.Fatal(err)
 			}
 			s = open()
+			checkSeatIndex(t, s, sole)
 		case i%25 == 24:
 			// A batch of the committer (stopped, so that the batch is exactly these, in order).
 			s.stopCommitter()
@@ -177,6 +180,7 @@ func testDedupReference(t *testing.T, sole bool) {
 		res, err := s.Append(ctx, p.a)
 		check(fmt.Sprintf("post %d", i), p, res, err)
 	}
+	checkSeatIndex(t, s, sole)
 	// Each kind of answer must be common, or the test proves little.
 	stored := len(ref["r"]) + len(ref["q"])
 	if refused < 100 || byLastN < 30 || stored < 300 {
@@ -185,8 +189,34 @@ func testDedupReference(t *testing.T, sole bool) {
 	t.Logf("%d stored, %d refused, %d of them by the last-n count alone", stored, refused, byLastN)
 }
 
-// TestDedupQueryPlans checks that no query of dedup, nor the idempotency lookup, scans the
-// messages: each searches an index for its room (and seat) instead. It checks the plans on an
+// checkSeatIndex checks seat_index against the messages: each room's entries are exactly those
+// of its messages up to its seq in seat_indexed, and its tail after that is shorter than
+// seatIndexTail plus a batch (Sole), or empty (without Sole).
+func checkSeatIndex(t *testing.T, s *Store, sole bool) {
+	t.Helper()
+	var wrong, missing, tail, longest int
+	if err := s.write.QueryRow(`SELECT
+		(SELECT count(*) FROM seat_index AS i WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.room = i.room AND m.seq = i.seq
+			AND m.seat = i.seat AND coalesce(substr(m.hash, 1, 8), x'') = i.h8 AND m.seq <= coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0))),
+		(SELECT count(*) FROM messages AS m WHERE m.seq <= coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0)
+			AND NOT EXISTS (SELECT 1 FROM seat_index AS i WHERE i.room = m.room AND i.seq = m.seq)),
+		(SELECT count(*) FROM messages AS m WHERE m.seq > coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0)),
+		(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM messages AS m
+			WHERE m.seq > coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0) GROUP BY room))`).Scan(&wrong, &missing, &tail, &longest); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 || missing != 0 {
+		t.Fatalf("seat_index has %d entries that are no message up to its room's indexed seq, and lacks %d messages", wrong, missing)
+	}
+	if !sole && tail != 0 || longest >= seatIndexTail+14 {
+		t.Fatalf("%d messages wait for their entries, %d of them in one room (sole %v, seatIndexTail %d)", tail, longest, sole, seatIndexTail)
+	}
+	t.Logf("seat_index agrees with the messages; %d wait for their entries", tail)
+}
+
+// TestDedupQueryPlans checks that no query of dedup, nor the idempotency lookup, nor the
+// writing of seat_index's entries, scans the messages or seat_index: each searches an index
+// for its room (and seat) instead, and reads the room's tail (seatindex.go) by seq. It checks the plans on an
 // empty database, and again on one with messages once ANALYZE has given SQLite statistics
 // (which a user may run, and which change what its planner prefers).
 func TestDedupQueryPlans(t *testing.T) {
@@ -220,26 +250,41 @@ func TestDedupQueryPlans(t *testing.T) {
 
 func checkDedupPlans(t *testing.T, s *Store, what string) {
 	t.Helper()
+	const (
+		pk      = "INDEX sqlite_autoindex_messages_1 "
+		seats   = "SEARCH seat_index USING PRIMARY KEY (room=? AND seat=?"
+		tail    = "SEARCH messages USING INDEX sqlite_autoindex_messages_1 (room=? AND seq>?"
+		byHash  = "SEARCH i USING PRIMARY KEY (room=? AND seat=? AND h8=?)"
+		rowOfIt = "USING INDEX sqlite_autoindex_messages_1 (room=? AND seq=?)"
+	)
 	for _, tt := range []struct {
 		query string
 		args  []any
-		index string // an index the plan must search
+		want  []string // what the plan must do
 	}{
-		{qDupHash, []any{"r", "a", []byte("h"), 5}, "messages_seat_hash_prefix"},
-		{qAfterFew, []any{"r", "a", 5, 100001}, "messages_seat_hash_prefix"},
-		{qAfterNear, []any{"r", "a", 5, 500, 16384}, "sqlite_autoindex_messages_1"},
-		{qAfterSeat, []any{"r", "a", 5, 500}, "messages_seat_hash_prefix"},
-		{qSeatCount, []any{"r", "a", 100001}, "messages_seat_hash_prefix"},
-		{qSeatLatest, []any{"r", "a", 2049}, "messages_seat_hash_prefix"},
-		{qSeatOlder, []any{"r", "a", 5, 20000}, "messages_seat_hash_prefix"},
-		{qRoomLast, []any{"r"}, "sqlite_autoindex_messages_1"},
-		{qSeatRecent, []any{"r", "a", 5}, "sqlite_autoindex_messages_1"},
-		{qByKey, []any{"r", "a", "k"}, "messages_idempotency"},
+		{qDupHash, []any{"r", "a", []byte("h"), 5}, []string{byHash, rowOfIt, tail}},
+		{qAfterFew, []any{"r", "a", 5, 100001}, []string{seats, tail}},
+		{qAfterNear, []any{"r", "a", 5, 500, 16384}, []string{pk}},
+		{qAfterSeat, []any{"r", "a", 5, 500}, []string{seats, tail}},
+		{qSeatCount, []any{"r", "a", 100001}, []string{seats, tail}},
+		{qSeatLatest, []any{"r", "a", 2049}, []string{seats, tail, rowOfIt}},
+		{qSeatOlder, []any{"r", "a", 5, 20000}, []string{seats, tail, rowOfIt}},
+		{qRoomLast, []any{"r"}, []string{pk}},
+		{qSeatRecent, []any{"r", "a", 5}, []string{pk}},
+		{qByKey, []any{"r", "a", "k"}, []string{"INDEX messages_idempotency "}},
+		{qIndexTail, []any{"r"}, []string{tail}},
 	} {
 		got := queryPlan(t, s, anonymous(tt.query), tt.args...)
-		if strings.Contains(got, "SCAN messages") || !strings.Contains(got, "SEARCH messages USING") ||
-			!strings.Contains(got, "INDEX "+tt.index+" ") {
-			t.Errorf("%s: plan of\n%s\n%s\nwant searches of messages only, one through %s", what, tt.query, got, tt.index)
+		// No scan of a table, nor of a room's messages whole (the primary key searched by room
+		// alone), nor an index SQLite makes for the query.
+		bad := strings.Contains(got, "SCAN messages") || strings.Contains(got, "SCAN seat_index") ||
+			strings.Contains(got, "SCAN m ") || strings.Contains(got, "SCAN i ") ||
+			strings.Contains(got, "USING INDEX sqlite_autoindex_messages_1 (room=?)") || strings.Contains(got, "AUTOMATIC")
+		for _, w := range tt.want {
+			bad = bad || !strings.Contains(got, w)
+		}
+		if bad {
+			t.Errorf("%s: plan of\n%s\n%s\nwant no scan and each of %q", what, tt.query, got, tt.want)
 		}
 	}
 }

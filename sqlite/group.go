@@ -393,6 +393,11 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error), more func() [
 		fail(err)
 		return -1, 0, live
 	}
+	if err := s.indexSeats(rt); err != nil {
+		rt.control(qRollback)
+		fail(err)
+		return -1, 0, live
+	}
 	began := time.Now()
 	err := rt.control(qCommit)
 	s.stats.batchCommit += time.Since(began)
@@ -411,6 +416,7 @@ func (s *Store) runOnce(rt *rawTx, live []*txOp, fail func(error), more func() [
 func (s *Store) batchCommitted(rt *rawTx, n int) {
 	s.dedupCommitted(&rt.b.dedup)
 	s.seqsCommitted(&rt.b.seqs)
+	s.seatIndexCommitted(&rt.b)
 	s.search.committed(rt.b.search)
 	s.wroteForCheckpoint(ckptPages(n))
 }

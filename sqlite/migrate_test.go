@@ -38,10 +38,10 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// TestSeatIndexesMigration checks that a database from before migration 0007 (with the indexes
-// on (room, seat, seq) and (room, seat, hash, seq)) has, once opened, only the index on the
-// hash's prefix, built over the messages it holds, and that dedup finds them, by hash and by
-// count.
+// TestSeatIndexesMigration checks that a database from before migrations 0007 and 0008 (with
+// the indexes on (room, seat, seq) and (room, seat, hash, seq)) has, once opened, no index on
+// messages keyed by seat but seat_index, holding an entry for each message it holds, with
+// seat_indexed at the last; and that dedup finds them, by hash and by count.
 func TestSeatIndexesMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	s, err := sqlite.Open(t.Context(), path)
@@ -78,13 +78,21 @@ func TestSeatIndexesMigration(t *testing.T) {
 		}
 		return strings.Join(names, " ")
 	}
-	if got := indexes(); got != "messages_seat_hash_prefix" {
-		t.Fatalf("a new database has the seat indexes %q, want only messages_seat_hash_prefix", got)
+	entries := func() (n, indexed int) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT (SELECT count(*) FROM seat_index WHERE room = 'r' AND seat = 'a'),
+			coalesce((SELECT seq FROM seat_indexed WHERE room = 'r'), 0)`).Scan(&n, &indexed); err != nil {
+			t.Fatal(err)
+		}
+		return n, indexed
 	}
-	if _, err := db.Exec(`DROP INDEX messages_seat_hash_prefix;
+	if got := indexes(); got != "" {
+		t.Fatalf("a new database has the seat indexes %q, want none", got)
+	}
+	if _, err := db.Exec(`DROP TABLE seat_index; DROP TABLE seat_indexed;
 		CREATE INDEX messages_seat_hash ON messages (room, seat, hash, seq);
 		CREATE INDEX messages_seat_seq ON messages (room, seat, seq);
-		DELETE FROM schema_migrations WHERE version = 7`); err != nil {
+		DELETE FROM schema_migrations WHERE version >= 7`); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexes(); got != "messages_seat_hash messages_seat_seq" {
@@ -102,21 +110,21 @@ func TestSeatIndexesMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := indexes(); got != "messages_seat_hash_prefix" {
-		t.Fatalf("after the upgrade the seat indexes are %q, want only messages_seat_hash_prefix", got)
+	if got := indexes(); got != "" {
+		t.Fatalf("after the upgrade the seat indexes are %q, want none", got)
 	}
-	// The new index holds every message, and agrees with the table.
-	var entries int
+	// seat_index holds every message, and the database is whole.
+	if n, indexed := entries(); n != 3 || indexed != 3 {
+		t.Fatalf("seat_index holds %d of a's 3 messages, up to #%d; want 3, up to #3", n, indexed)
+	}
 	var check string
-	if err := db.QueryRow(`SELECT count(*) FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = 'r' AND seat = 'a'`).Scan(&entries); err != nil || entries != 3 {
-		t.Fatalf("the new index holds %d of a's 3 messages, %v", entries, err)
-	}
 	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check: %q, %v", check, err)
 	}
 	var applied int
-	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version = 7 AND name = 'migrations/0007_seat_indexes.sql'`).Scan(&applied); err != nil || applied != 1 {
-		t.Fatalf("migration 0007 recorded %d times, %v", applied, err)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version = 7 AND name = 'migrations/0007_seat_indexes.sql'
+		OR version = 8 AND name = 'migrations/0008_seat_index_table.sql'`).Scan(&applied); err != nil || applied != 2 {
+		t.Fatalf("migrations 0007 and 0008 recorded %d times, want once each, %v", applied, err)
 	}
 	if msgs, err := s.Messages(t.Context(), "r", 0, 0); err != nil || len(msgs) != 3 {
 		t.Fatalf("after the upgrade: %d messages, %v; want the 3 stored", len(msgs), err)

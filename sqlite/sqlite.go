@@ -53,18 +53,19 @@ type Store struct {
 	w, r        *stmtCache // prepared statements of write and read
 	watch       *fanout.Hub
 	seats       *fanout.Seats
-	seatCache   seatCache     // seats read, for Seat and SeatByToken (seatcache.go)
-	dedup       dedupMemory   // the latest messages of each seat, for dedup (dedup.go)
-	runs        runCache      // each room's runs, for Run (runcache.go)
-	seqs        seqMemory     // each room's last seq, for the committer (seq.go)
-	search      *searchIndex  // the search index, in a file of its own (searchfile.go)
-	noSearch    bool          // no search index (for a benchmark of what it costs)
-	warmWAL     bool          // Open grows the WAL first (walgrow.go)
-	searchIdle  time.Duration // searchIdle, but for tests
-	searchChunk int           // searchChunk, but for tests
-	idleAfter   time.Duration // how long the committer waits for a write before its idle work
-	commitWait  time.Duration // how long the committer holds a batch for posts on their way (group.go)
-	coming      atomic.Int64  // posts announced on their way to the committer (PostsComing)
+	seatCache   seatCache       // seats read, for Seat and SeatByToken (seatcache.go)
+	dedup       dedupMemory     // the latest messages of each seat, for dedup (dedup.go)
+	runs        runCache        // each room's runs, for Run (runcache.go)
+	seqs        seqMemory       // each room's last seq, for the committer (seq.go)
+	seatIdx     seatIndexMemory // each room's messages without their seat_index entries, for the committer (seatindex.go)
+	search      *searchIndex    // the search index, in a file of its own (searchfile.go)
+	noSearch    bool            // no search index (for a benchmark of what it costs)
+	warmWAL     bool            // Open grows the WAL first (walgrow.go)
+	searchIdle  time.Duration   // searchIdle, but for tests
+	searchChunk int             // searchChunk, but for tests
+	idleAfter   time.Duration   // how long the committer waits for a write before its idle work
+	commitWait  time.Duration   // how long the committer holds a batch for posts on their way (group.go)
+	coming      atomic.Int64    // posts announced on their way to the committer (PostsComing)
 	log         *slog.Logger
 	once        sync.Once // Close
 	err         error     // of Close

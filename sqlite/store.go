@@ -21,32 +21,37 @@ const (
 	qAnswer = `UPDATE asks SET state = $1, closed_by = $2
 		WHERE room = $3 AND seq = $4 AND state = $5 AND (to_seat = $6 OR to_seat = 'all')`
 	// Dedup's hash part in one statement: the seq of the seat's latest message with this hash,
-	// and of its latest with this hash after ?4 (NULL: no window). Both go through the index on
-	// (room, seat, the hash's first 8 bytes, seq), from the latest back, to the first whose
-	// whole hash is the same: O(log n) and a row or two (almost always none). Whether the
-	// latest is among the seat's last N is then counted only when it matters (duplicate), from
-	// the committer's memory or by qAfterFew (and for a seat of very many messages qAfterNear
-	// and qAfterSeat).
+	// and of its latest with this hash after ?4 (NULL: no window). Each reads the seat's entries
+	// in seat_index with the hash's first 8 bytes (almost always none; their rows' whole hash is
+	// compared), and the room's messages after those seat_index holds
+	// (seatindex.go): O(log n) and at most about a thousand rows. Whether the latest is among the
+	// seat's last N is then counted only when it matters (duplicate), from the committer's
+	// memory or by qAfterFew (and for a seat of very many messages qAfterNear and qAfterSeat).
 	qDupHash = `SELECT
-		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3
-			ORDER BY seq DESC LIMIT 1), 0),
-		coalesce((SELECT seq FROM messages WHERE room = ?1 AND seat = ?2 AND substr(hash, 1, 8) = substr(?3, 1, 8) AND hash = ?3 AND time > ?4
-			ORDER BY seq DESC LIMIT 1), 0)`
-	// Whether a message is among the seat's last N is counted through the seat's index, whose
-	// entries carry the seq: qAfterFew reads at most ?4 of the seat's entries (seatIndexScan+1)
-	// and counts those after seq ?3, which settles it for any seat of no more than
-	// seatIndexScan messages. For a seat of more, qAfterNear counts, up to N (?4), its messages
-	// among the room's ?5 messages after ?3, through the primary key (the unary + keeps SQLite
-	// from the seat's index), and tells whether the room has messages beyond those ?5; and if
+		coalesce((SELECT max(seq) FROM (
+			SELECT i.seq FROM seat_index AS i CROSS JOIN messages AS m ON m.room = i.room AND m.seq = i.seq
+				WHERE i.room = ?1 AND i.seat = ?2 AND i.h8 = substr(?3, 1, 8) AND m.hash = ?3
+			UNION ALL
+			SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND hash = ?3)), 0),
+		coalesce((SELECT max(seq) FROM (
+			SELECT i.seq FROM seat_index AS i CROSS JOIN messages AS m ON m.room = i.room AND m.seq = i.seq
+				WHERE i.room = ?1 AND i.seat = ?2 AND i.h8 = substr(?3, 1, 8) AND m.hash = ?3 AND m.time > ?4
+			UNION ALL
+			SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND hash = ?3 AND time > ?4)), 0)`
+	// Whether a message is among the seat's last N is counted over the seat's seqs (qSeatSeqs):
+	// qAfterFew reads at most ?4 of them (seatIndexScan+1) and counts those after seq ?3, which
+	// settles it for any seat of no more than seatIndexScan messages. For a seat of more,
+	// qAfterNear counts, up to N (?4), its messages among the room's ?5 messages after ?3,
+	// through the primary key, and tells whether the room has messages beyond those ?5; and if
 	// that does not settle it either, qAfterSeat counts, up to N (?4), the seat's messages
-	// after ?3 over its entries in the index.
-	qAfterFew = `SELECT count(*), coalesce(sum(seq > ?3), 0) FROM
-		(SELECT seq FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 LIMIT ?4)`
-	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND +seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
+	// after ?3.
+	qAfterFew  = `SELECT count(*), coalesce(sum(seq > ?3), 0) FROM (` + qSeatSeqs + ` LIMIT ?4)`
+	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
 		EXISTS (SELECT 1 FROM messages WHERE room = ?1 AND seq > ?3 + ?5)`
-	qAfterSeat = `SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_seat_hash_prefix WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
-	qByKey     = sqlstore.QueryByKey
-	qAddStat   = sqlstore.QueryAddStat
+	qAfterSeat = `SELECT count(*) FROM (SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND seq > ?3
+		UNION ALL SELECT seq FROM seat_index WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
+	qByKey   = sqlstore.QueryByKey
+	qAddStat = sqlstore.QueryAddStat
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,

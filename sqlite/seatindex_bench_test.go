@@ -1,0 +1,56 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/storetest"
+)
+
+// BenchmarkDupLookup times dedup's lookup by hash as it runs when the committer's memory cannot
+// answer (duplicate, on the read pool), in a room of 20 seats and 20,000 messages: with the
+// room's tail (the messages without their seat_index entries, seatindex.go) empty, and with
+// seatIndexTail-1 of them, the most a room waits with.
+func BenchmarkDupLookup(b *testing.B) {
+	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "parley.db"), Sole())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.MustCreateRoom(b, s, "r")
+	post := func(i int) {
+		body := fmt.Sprintf("message %d", i)
+		storetest.MustAppend(b, s, &parley.Append{Message: &parley.Message{Room: "r", Seat: fmt.Sprintf("s%d", i%20),
+			Time: time.Now(), Format: parley.FormatText, Body: body, Hash: []byte(body)}})
+	}
+	n := 0
+	for ; n < 20000; n++ {
+		post(n)
+	}
+	lookup := func(b *testing.B) {
+		for b.Loop() {
+			if seq, err := duplicate(b.Context(), s.r, "r", "s3", []byte("absent"), time.Now().Add(-time.Hour), 0, nil); err != nil || seq != 0 {
+				b.Fatal(seq, err)
+			}
+		}
+	}
+	tail := func() (t int64) {
+		if err := s.write.QueryRow(`SELECT count(*) FROM messages WHERE room = ?1 AND seq > `+qIndexedSeq, "r").Scan(&t); err != nil {
+			b.Fatal(err)
+		}
+		return t
+	}
+	for tail() != 0 {
+		post(n)
+		n++
+	}
+	b.Run("tail=0", lookup)
+	for tail() != int64(seatIndexTail-1) {
+		post(n)
+		n++
+	}
+	b.Run(fmt.Sprintf("tail=%d", seatIndexTail-1), lookup)
+}
