@@ -8,16 +8,16 @@ import "fmt"
 //
 // An index on messages in that order (what there was before) is written by every post, and
 // each post of a seat other than the one before dirties another of its leaves: about one page
-// written to the WAL per post, half of all a post wrote. So the committer writes a room's
-// entries into seat_index not with each post but once seatIndexTail of the room's messages
-// wait for theirs, all of them in one statement, in the transaction of the batch that reaches
-// that number: a leaf then takes the entries of several posts of its seat, and the pages a
-// commit writes are about halved. seat_indexed holds each room's last seq written so (none:
-// 0): every message of the room up to it has its entry, none after it has. A lookup reads
-// seat_index and the room's messages after that seq (the tail) through the primary key;
-// qSeatSeqs is a seat's seqs in both. Reading the tail costs about 0.2 µs a message
-// (BenchmarkDupLookup: 15 µs a lookup by hash with no tail, 230 µs with 1,023), and lookups
-// run only when the committer's memory of the seat cannot answer (dedup.go).
+// written to the WAL per post, more than half of all a post wrote. So the committer writes a
+// room's entries into seat_index not with each post but once seatIndexTail of the room's
+// messages wait for theirs, all of them in one statement, in the transaction of the batch that
+// reaches that number: a leaf then takes the entries of several posts of its seat, and a post
+// writes a third of the pages it wrote (TestSeatIndexPages). seat_indexed holds each room's
+// last seq written so (none: 0): every message of the room up to it has its entry, none after
+// it has. A lookup reads seat_index and the room's messages after that seq (the tail) through
+// the primary key; qSeatSeqs is a seat's seqs in both. Reading the tail costs about 0.2 µs a
+// message (BenchmarkDupLookup: 15 µs a lookup by hash with no tail, 230 µs with 1,023), and
+// lookups run only when the committer's memory of the seat cannot answer (dedup.go).
 //
 // Without Sole (another process may write the file) the committer writes the entries of every
 // batch's rooms with the batch, leaving no tail between transactions: it does not know how

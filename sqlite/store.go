@@ -56,7 +56,7 @@ const (
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
 	sqlstore.QueryInsertAsk, qDupHash, qAfterFew, qAfterNear, qAfterSeat, qAddStat,
-	qSeatCount, qSeatLatest, qSeatOlder, qRoomLast, qSeatRecent}
+	qSeatCount, qSeatLatest, qSeatOlder, qRoomLast, qSeatRecent, qIndexTail, qIndexedTo}
 
 // Append stores a post and updates asks in one transaction, shared with the other writes
 // waiting at the same moment (see group.go).
