@@ -91,4 +91,18 @@ func TestClassWideDecodes(t *testing.T) {
 			}
 		}
 	}
+	// Every three bytes that start with a three-byte lead, whatever follows (overlong forms and
+	// surrogates must come out as RuneError of one byte, as utf8 decodes them).
+	for a := 0xE0; a < 0xF0; a++ {
+		for b := 0; b < 0x100; b++ {
+			for c := 0; c < 0x100; c++ {
+				s := string([]byte{byte(a), byte(b), byte(c)})
+				got, n := classWide(s)
+				r, m := utf8.DecodeRuneInString(s)
+				if want := classTable[r]; got != want || n != m {
+					t.Fatalf("%x: %d %d want %d %d", s, got, n, want, m)
+				}
+			}
+		}
+	}
 }
