@@ -27,16 +27,19 @@ const crashSoleEnv = "PARLEY_SQLITE_CRASH_SOLE_DB"
 
 func TestCrashSoleChild(t *testing.T) {
 	storetest.CrashChild(t, crashSoleEnv, func(path string) (parley.Store, error) {
+		sqlite.SetSeatIndexTail(5) // in the child only: so that kills land on the writes of seat_index too
 		return sqlite.Open(context.Background(), path, sqlite.Sole(), sqlite.WarmWAL())
 	})
 }
 
-// TestCrashSole is TestCrash with a Sole child.
+// TestCrashSole is TestCrash with a Sole child; its seat_index must agree with the messages
+// after every kill, the child writing it every five messages.
 func TestCrashSole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	storetest.Crash(t, mustOpenPath(t, path), crashSoleEnv, path, "TestCrashSoleChild")
 	reopen(t, path)
 	sqlite.WantIndexExact(t, path)
+	sqlite.WantSeatIndexExact(t, path)
 }
 
 // TestCrash kills a process in the middle of appending and checks that, after recovery, every
@@ -59,6 +62,7 @@ func TestCrash(t *testing.T) {
 	// messages that survived.
 	reopen(t, path)
 	sqlite.WantIndexExact(t, path)
+	sqlite.WantSeatIndexExact(t, path)
 }
 
 // reopen opens the database at path and closes it: the store indexes what waits.

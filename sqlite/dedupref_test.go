@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -194,8 +195,20 @@ func testDedupReference(t *testing.T, sole bool) {
 // seatIndexTail plus a batch (Sole), or empty (without Sole).
 func checkSeatIndex(t *testing.T, s *Store, sole bool) {
 	t.Helper()
-	var wrong, missing, tail, longest int
-	if err := s.write.QueryRow(`SELECT
+	tail, longest := seatIndexAgrees(t, s.write)
+	if !sole && tail != 0 || longest >= seatIndexTail+14 {
+		t.Fatalf("%d messages wait for their entries, %d of them in one room (sole %v, seatIndexTail %d)", tail, longest, sole, seatIndexTail)
+	}
+	t.Logf("seat_index agrees with the messages; %d wait for their entries", tail)
+}
+
+// seatIndexAgrees fails t unless every entry of seat_index is a message up to its room's seq
+// in seat_indexed and every such message has its entry; it returns how many messages wait for
+// theirs, and the most in one room.
+func seatIndexAgrees(t *testing.T, db *sql.DB) (tail, longest int) {
+	t.Helper()
+	var wrong, missing int
+	if err := db.QueryRow(`SELECT
 		(SELECT count(*) FROM seat_index AS i WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.room = i.room AND m.seq = i.seq
 			AND m.seat = i.seat AND coalesce(substr(m.hash, 1, 8), x'') = i.h8 AND m.seq <= coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0))),
 		(SELECT count(*) FROM messages AS m WHERE m.seq <= coalesce((SELECT seq FROM seat_indexed WHERE room = m.room), 0)
@@ -208,11 +221,25 @@ func checkSeatIndex(t *testing.T, s *Store, sole bool) {
 	if wrong != 0 || missing != 0 {
 		t.Fatalf("seat_index has %d entries that are no message up to its room's indexed seq, and lacks %d messages", wrong, missing)
 	}
-	if !sole && tail != 0 || longest >= seatIndexTail+14 {
-		t.Fatalf("%d messages wait for their entries, %d of them in one room (sole %v, seatIndexTail %d)", tail, longest, sole, seatIndexTail)
+	return tail, longest
+}
+
+// WantSeatIndexExact opens the database at path and checks seat_index against its messages
+// (seatIndexAgrees), for the tests outside the package (TestCrash).
+func WantSeatIndexExact(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer db.Close()
+	tail, _ := seatIndexAgrees(t, db)
 	t.Logf("seat_index agrees with the messages; %d wait for their entries", tail)
 }
+
+// SetSeatIndexTail sets how many of a room's messages may wait for their seat_index entries
+// (TestCrashSoleChild makes it small, so that the kills land on its writes too).
+func SetSeatIndexTail(n int) { seatIndexTail = n }
 
 // TestDedupQueryPlans checks that no query of dedup, nor the idempotency lookup, nor the
 // writing of seat_index's entries, scans the messages or seat_index: each searches an index
