@@ -13,7 +13,7 @@ import (
 // BenchmarkDupLookup times dedup's lookup by hash as it runs when the committer's memory cannot
 // answer (duplicate, on the read pool), in a room of 20 seats and 20,000 messages: with the
 // room's tail (the messages without their seat_index entries, seatindex.go) empty, and with
-// seatIndexTail-1 of them, the most a room waits with.
+// seatIndexTail-1 of them, about the most a room waits with (a batch may add its own).
 func BenchmarkDupLookup(b *testing.B) {
 	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "parley.db"), Sole())
 	if err != nil {
