@@ -155,8 +155,7 @@ const (
 	qSeatLatest = `SELECT m.seq, m.time, m.hash FROM (` + qSeatSeqs + ` ORDER BY seq DESC LIMIT ?3) AS k
 		CROSS JOIN messages AS m ON m.room = ?1 AND m.seq = k.seq`
 	qSeatOlder = `SELECT count(*), coalesce(max(m.time), 0) FROM
-		(SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND seq <= ?3
-			UNION ALL SELECT seq FROM seat_index WHERE room = ?1 AND seat = ?2 AND seq <= ?3 LIMIT ?4) AS k
+		(SELECT seq FROM (` + qSeatSeqs + `) WHERE seq <= ?3 LIMIT ?4) AS k
 		CROSS JOIN messages AS m ON m.room = ?1 AND m.seq = k.seq`
 	qRoomLast   = `SELECT coalesce(max(seq), 0) FROM messages WHERE room = ?1`
 	qSeatRecent = `SELECT seq, time, hash FROM messages WHERE room = ?1 AND seat = ?2 AND seq > ?3 ORDER BY seq DESC`

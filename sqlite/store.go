@@ -48,10 +48,9 @@ const (
 	qAfterFew  = `SELECT count(*), coalesce(sum(seq > ?3), 0) FROM (` + qSeatSeqs + ` LIMIT ?4)`
 	qAfterNear = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE room = ?1 AND seat = ?2 AND seq > ?3 AND seq <= ?3 + ?5 LIMIT ?4)),
 		EXISTS (SELECT 1 FROM messages WHERE room = ?1 AND seq > ?3 + ?5)`
-	qAfterSeat = `SELECT count(*) FROM (SELECT seq FROM messages WHERE room = ?1 AND seq > ` + qIndexedSeq + ` AND seat = ?2 AND seq > ?3
-		UNION ALL SELECT seq FROM seat_index WHERE room = ?1 AND seat = ?2 AND seq > ?3 LIMIT ?4)`
-	qByKey   = sqlstore.QueryByKey
-	qAddStat = sqlstore.QueryAddStat
+	qAfterSeat = `SELECT count(*) FROM (SELECT seq FROM (` + qSeatSeqs + `) WHERE seq > ?3 LIMIT ?4)`
+	qByKey     = sqlstore.QueryByKey
+	qAddStat   = sqlstore.QueryAddStat
 )
 
 var appendQueries = []string{sqlstore.QueryNextSeq, qByKey, sqlstore.QueryLapse, qAnswer, sqlstore.QueryInsertMessage,
