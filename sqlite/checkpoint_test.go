@@ -120,7 +120,7 @@ func TestCheckpointerIdle(t *testing.T) {
 	}
 }
 
-func postCk(t *testing.T, s *Store, seat string, j int) {
+func postCk(t testing.TB, s *Store, seat string, j int) {
 	body := fmt.Sprintf("%s m%d", seat, j)
 	if _, err := s.Append(context.Background(), &parley.Append{Message: &parley.Message{
 		Room: "r", Seat: seat, Time: time.Now(), Format: parley.FormatText, Body: body, Hash: []byte(body)}}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/storetest"
 )
 
@@ -21,11 +20,7 @@ func BenchmarkDupLookup(b *testing.B) {
 	}
 	defer s.Close()
 	storetest.MustCreateRoom(b, s, "r")
-	post := func(i int) {
-		body := fmt.Sprintf("message %d", i)
-		storetest.MustAppend(b, s, &parley.Append{Message: &parley.Message{Room: "r", Seat: fmt.Sprintf("s%d", i%20),
-			Time: time.Now(), Format: parley.FormatText, Body: body, Hash: []byte(body)}})
-	}
+	post := func(i int) { postCk(b, s, fmt.Sprintf("s%d", i%20), i) }
 	n := 0
 	for ; n < 20000; n++ {
 		post(n)
