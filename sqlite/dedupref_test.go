@@ -224,6 +224,16 @@ func seatIndexAgrees(t *testing.T, db *sql.DB) (tail, longest int) {
 	return tail, longest
 }
 
+// roomTail returns how many of the room's messages wait for their seat_index entries.
+func roomTail(tb testing.TB, s *Store, room string) int {
+	tb.Helper()
+	var n int
+	if err := s.write.QueryRow(`SELECT count(*) FROM messages WHERE room = ?1 AND seq > `+qIndexedSeq, room).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 // WantSeatIndexExact opens the database at path and checks seat_index against its messages
 // (seatIndexAgrees), for the tests outside the package (TestCrash).
 func WantSeatIndexExact(t *testing.T, path string) {

@@ -32,18 +32,12 @@ func BenchmarkDupLookup(b *testing.B) {
 			}
 		}
 	}
-	tail := func() (t int64) {
-		if err := s.write.QueryRow(`SELECT count(*) FROM messages WHERE room = ?1 AND seq > `+qIndexedSeq, "r").Scan(&t); err != nil {
-			b.Fatal(err)
-		}
-		return t
-	}
-	for tail() != 0 {
+	for roomTail(b, s, "r") != 0 {
 		post(n)
 		n++
 	}
 	b.Run("tail=0", lookup)
-	for tail() != int64(seatIndexTail-1) {
+	for roomTail(b, s, "r") != seatIndexTail-1 {
 		post(n)
 		n++
 	}
