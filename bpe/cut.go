@@ -29,10 +29,43 @@ import (
 // never builds the bitmaps.
 const cutPiece = 256
 
-// cutTable holds the two bitmaps of one vocabulary.
+// cutTable holds the two bitmaps of one vocabulary, and the filters of its merges' candidates.
 type cutTable struct {
 	pair [1 << 16 / 64]uint64  // bit b0<<8|b1: b0 b1 is a token
 	tri  *[1 << 24 / 64]uint64 // bit b0<<16|b1<<8|b2: b0 b1 b2 occurs inside a token
+
+	// The merges of a cut piece ask whether each candidate (two adjacent parts joined, three
+	// bytes or more) is a token, and most are not. These filters answer most of those asks
+	// with one read: a token of three bytes has its bit set in tok3, and a token of four or
+	// more begins with four bytes whose bit is set in head and ends with four whose bit is set
+	// in tail. The bits are hashes of the bytes (tok3Bit, candBit).
+	tok3, head, tail [1 << candBits / 64]uint64
+}
+
+// candBits is the size of each filter, 2^candBits bits (64 KiB). o200k_base's tokens
+// of four bytes or more have about 110,000 distinct first four bytes (and as many last),
+// so about a fifth of the bits of head and tail are set.
+const candBits = 19
+
+// candBit is the bit of head or tail for the four bytes at b: a multiplicative hash.
+func candBit(b unsafe.Pointer) uint32 { return *(*uint32)(b) * 0x9E3779B1 >> (32 - candBits) }
+
+// mayBe reports whether the candidate t (3 bytes or more) may be a token: false only if it is
+// not one.
+func (c *cutTable) mayBe(t string) bool {
+	p := unsafe.Pointer(unsafe.StringData(t))
+	if len(t) == 3 {
+		k := tok3Bit(p)
+		return c.tok3[k>>6]&(1<<(k&63)) != 0
+	}
+	h, e := candBit(p), candBit(unsafe.Add(p, len(t)-4))
+	return c.head[h>>6]&(1<<(h&63)) != 0 && c.tail[e>>6]&(1<<(e&63)) != 0
+}
+
+// tok3Bit is the bit of tok3 for the three bytes at b (which end where a string may end, so
+// they are read as a two-byte and a one-byte load).
+func tok3Bit(b unsafe.Pointer) uint32 {
+	return (uint32(*(*uint16)(b)) | uint32(*(*byte)(unsafe.Add(b, 2)))<<16) * 0x9E3779B1 >> (32 - candBits)
 }
 
 func (c *cutTable) hasPair(a, b byte) bool {
@@ -66,6 +99,19 @@ func (v *vocab) cuts() *cutTable {
 		}
 		if c.tri = readTri(v.triList); c.tri == nil {
 			c.tri = v.buildTri()
+		}
+		off := v.offsets()
+		for r := 0; r < v.n; r++ {
+			t := v.blob[off[r]:off[r+1]]
+			switch p := unsafe.Pointer(unsafe.StringData(t)); {
+			case len(t) == 3:
+				k := tok3Bit(p)
+				c.tok3[k>>6] |= 1 << (k & 63)
+			case len(t) >= 4:
+				h, e := candBit(p), candBit(unsafe.Add(p, len(t)-4))
+				c.head[h>>6] |= 1 << (h & 63)
+				c.tail[e>>6] |= 1 << (e & 63)
+			}
 		}
 		v.cut = c
 	})
@@ -152,7 +198,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc.cut = c
 	n, count, start := len(p), 0, 0
 	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = triFirstStart, 0, 0, 0
-	chooseAt := chooseEvery
+	chooseAt := probeBytes
 	cutAt := func(x int) {
 		var k int
 		out, k = v.mergeSegment(p[start:x], out, m)
@@ -183,7 +229,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 
 // mergeThree merges a segment of three bytes: the lower of its two pairs merges (the left
 // one on a tie), if either is a token, and then the whole segment, if it is a token (which
-// the bitmap of sc's cut table, when there is one, rules out without a lookup).
+// the filter of sc's cut table, when there is one, rules out without a lookup).
 func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 	r01, r12 := v.pair[uint16(s[0])<<8|uint16(s[1])], v.pair[uint16(s[1])<<8|uint16(s[2])]
 	if r01 < 0 && r12 < 0 {
@@ -192,7 +238,7 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 		}
 		return out, 3
 	}
-	if sc == nil || sc.cut == nil || sc.cut.has(tri3(unsafe.StringData(s))) {
+	if sc == nil || sc.cut == nil || sc.cut.mayBe(s) {
 		if r := v.rankShort(s); r != noRank {
 			if out != nil {
 				out = append(out, int(r))
@@ -210,22 +256,31 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 	return out, 2
 }
 
-// choose chooses pairRank's order (triFirst) for the next chooseEvery bytes of a cut piece,
-// from the share of its asks (about two per merge: bytes less tokens) since the last choice
-// that missed its cache, when the segments merged so far end at x and hold count tokens. It
-// returns where to choose next.
+// choose chooses the order of the merges' asks for what follows x in a cut piece (triFirst),
+// when the segments merged so far end at x and hold count tokens, and returns where to choose
+// next. Only the cache of token pairs can tell how often it misses, so the merges ask it first
+// for probeBytes; if more than a quarter of those asks (about two per merge: bytes less
+// tokens) missed it, the filters are read first for the next filterRun bytes, and then the
+// cache is probed again. (Random letters miss it about 85% of the time; white space, CJK and
+// emoji 0 to 13%.)
 func (sc *scratch) choose(x, count int) int {
-	if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 {
-		sc.triFirst = 4*sc.prMiss > asks
+	if !sc.triFirst {
+		if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 && 4*sc.prMiss > asks {
+			sc.triFirst = true
+			return x + filterRun
+		}
 	}
-	sc.prMiss, sc.chosen, sc.chosenCount = 0, x, count
-	return x + chooseEvery
+	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, x, count
+	return x + probeBytes
 }
 
-const chooseEvery = 8192
+const (
+	probeBytes = 2048
+	filterRun  = 32 << 10
+)
 
 // triFirstStart is triFirst at the start of a cut piece: false, the tests set it to check
-// the merges that read the bitmap first on short pieces too.
+// the merges that read the filters first on short pieces too.
 var triFirstStart = false
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a

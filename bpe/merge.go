@@ -50,11 +50,11 @@ type scratch struct {
 
 	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
 	chosen, chosenCount int  // where choose last chose, and the tokens before
-	triFirst            bool // the merges read the bitmap of cut.go before asking pairRank
+	triFirst            bool // the merges read the filters of cut.go (mayBe) instead of asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
-	cut *cutTable // the bitmaps of cut.go while a cut piece is merged, else nil
+	cut *cutTable // the bitmaps and filters of cut.go while a cut piece is merged, else nil
 
 	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
 }
@@ -110,11 +110,11 @@ const cacheBits = 12
 // of them), so a small direct-mapped cache keyed by the two tokens answers most asks without
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
 //
-// Within a cut piece (cut.go), most candidates are no token, and the bitmap of three-byte
-// strings found inside tokens says so without hashing them. Where the cache answers most asks
-// (white space) it is read first; where it answers few (random letters, whose pairs rarely
-// repeat), the callers read the bitmap first and ask only for the candidates that pass it.
-// choose (cut.go) chooses, from the misses that pairRank counts.
+// Within a cut piece (cut.go), most candidates are no token, and the filters of the cut
+// table (mayBe) say so without hashing them. Where the cache answers most asks (white space)
+// it is read first, and the filters only on a miss; where it answers few (random letters,
+// whose pairs rarely repeat), the callers read the filters first and ask only for the
+// candidates that pass them. choose (cut.go) chooses, from the misses that pairRank counts.
 func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 	key := uint64(1)<<42 | uint64(a)<<20 | uint64(b)
 	i := (key * hm1) >> (64 - cacheBits)
@@ -131,7 +131,7 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
 	sc.prMiss++
 	r := noRank
-	if c, n := sc.cut, len(t); c == nil || sc.triFirst || n < 3 || c.hasTri(t[0], t[1], t[2]) && c.hasTri(t[n-3], t[n-2], t[n-1]) {
+	if c := sc.cut; c == nil || sc.triFirst || len(t) < 3 || c.mayBe(t) {
 		r = v.rank(t)
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
