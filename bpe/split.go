@@ -108,17 +108,28 @@ func spaces(s string, i int) int {
 	j := i
 	for j < len(s) {
 		b := s[j]
-		if isCRLF(b) {
-			lastNL = j + 1
+		if b < 0x80 {
+			f := asciiSpace[b]
+			if f == 0 {
+				break
+			}
 			last = j
 			j++
+			if f == spaceNL {
+				lastNL = j
+			}
 			continue
 		}
-		c, n := asciiClass[b], 1
-		if b >= 0x80 {
-			c, n = classWide(s[j:])
-		}
-		if c&cWS == 0 {
+		// The two white space characters beyond ASCII that are common in text, NBSP (C2 A0) and
+		// U+3000 (E3 80 80), without a call; any other through its class.
+		n := 0
+		if b == 0xC2 && j+1 < len(s) && s[j+1] == 0xA0 {
+			n = 2
+		} else if b == 0xE3 && j+2 < len(s) && s[j+1] == 0x80 && s[j+2] == 0x80 {
+			n = 3
+		} else if c, w := classWide(s[j:]); c&cWS != 0 {
+			n = w
+		} else {
 			break
 		}
 		last = j
@@ -132,6 +143,20 @@ func spaces(s string, i int) int {
 	}
 	return last // \s+(?!\S) leaves the last space for the next piece
 }
+
+// asciiSpace tells spaces which ASCII bytes are white space: spaceNL for \r and \n, 1 for the
+// others, 0 for the rest.
+var asciiSpace = func() (t [128]uint8) {
+	for b := range t {
+		if asciiClass[b]&cWS != 0 {
+			t[b] = 1
+		}
+	}
+	t['\r'], t['\n'] = spaceNL, spaceNL
+	return
+}()
+
+const spaceNL = 2
 
 func isASCIILetter(b byte) bool { return (b|0x20)-'a' < 26 }
 
