@@ -77,9 +77,11 @@ func classAt(s string, i int) (uint8, int) {
 func classWide(s string) (uint8, int) {
 	// A byte that starts no UTF-8 sequence (a continuation byte, C0, C1, F5-FF) decodes as
 	// utf8.RuneError of 1 byte, and a two-byte sequence is decoded here: both without a call.
-	if b := s[0]; b >= 0x80 && (b < 0xC2 || b > 0xF4) {
+	// So is a lead byte not followed by a continuation byte (in random bytes, most of them), which
+	// the decoder would take its slow path to reject.
+	if b := s[0]; b >= 0x80 && (b < 0xC2 || b > 0xF4) || len(s) < 2 || s[1]&0xC0 != 0x80 {
 		return classTable[utf8.RuneError], 1
-	} else if b < 0xE0 && b >= 0xC2 && len(s) >= 2 && s[1]&0xC0 == 0x80 {
+	} else if b < 0xE0 {
 		return classTable[rune(b&0x1F)<<6|rune(s[1]&0x3F)], 2
 	}
 	r, n := utf8.DecodeRuneInString(s)
