@@ -197,7 +197,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc := m.scratch(v)
 	sc.cut = c
 	n, count, start := len(p), 0, 0
-	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = triFirstStart, 0, 0, 0
+	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount, sc.filterRun = triFirstStart, 0, 0, 0, filterRunMin
 	chooseAt := probeBytes
 	cutAt := func(x int) {
 		var k int
@@ -284,23 +284,28 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 // when the segments merged so far end at x and hold count tokens, and returns where to choose
 // next. Only the cache of token pairs can tell how often it misses, so the merges ask it first
 // for probeBytes; if more than a quarter of those asks (about two per merge: bytes less
-// tokens) missed it, the filters are read first for the next filterRun bytes, and then the
+// tokens) missed it, the filters are read first for the next sc.filterRun bytes, and then the
 // cache is probed again. (Random letters miss it about 85% of the time; white space, CJK and
-// emoji 0 to 13%.)
+// emoji 0 to 13%.) Each probe that finds the filters better doubles the run after it, up to
+// filterRunMax, so that on a long piece of one kind the probes cost almost nothing.
 func (sc *scratch) choose(x, count int) int {
 	if !sc.triFirst {
 		if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 && 4*sc.prMiss > asks {
 			sc.triFirst = true
-			return x + filterRun
+			run := sc.filterRun
+			sc.filterRun = min(2*run, filterRunMax)
+			return x + run
 		}
+		sc.filterRun = filterRunMin
 	}
 	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, x, count
 	return x + probeBytes
 }
 
 const (
-	probeBytes = 2048
-	filterRun  = 32 << 10
+	probeBytes   = 2048
+	filterRunMin = 32 << 10
+	filterRunMax = 1 << 20
 )
 
 // triFirstStart is triFirst at the start of a cut piece: false, the tests set it to check

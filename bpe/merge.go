@@ -50,6 +50,7 @@ type scratch struct {
 
 	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
 	chosen, chosenCount int  // where choose last chose, and the tokens before
+	filterRun           int  // the bytes choose reads the filters first for after its next probe that finds them better
 	triFirst            bool // the merges read the filters of cut.go (mayBe) instead of asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
