@@ -213,37 +213,40 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	// that depends on the bytes (where pairs that are tokens and pairs that are not alternate
 	// at random, as in white space, testing each position cost three times as much): first
 	// the pairs, then the three-byte strings only at the positions whose pair is no token
-	// (few in a run of letters), then each cut in order. Position 1, whose p[x-2:x+1] does
-	// not exist, and the last positions, whose p[x-1:x+2] may not, are tested one by one.
-	isCut := func(x int) bool {
-		return !c.hasPair(p[x-1], p[x]) && !(x >= 2 && c.hasTri(p[x-2], p[x-1], p[x])) && !(x+1 < n && c.hasTri(p[x-1], p[x], p[x+1]))
-	}
-	if n > 1 && isCut(1) {
-		cutAt(1)
-	}
-	x := 2
-	for tri := c.tri; x+64 < n; x += 64 {
+	// (few in a run of letters), then each cut in order. Position 1 has no p[x-2:x+1] and
+	// position n-1 no p[x-1:x+2].
+	tri, base := c.tri, unsafe.Pointer(unsafe.StringData(p))
+	at := func(i int) uint32 { return uint32(*(*byte)(unsafe.Add(base, i))) } // p[i], 0 <= i < n
+	for x := 1; x < n; x += 64 {
+		w, l := at(x-1), min(64, n-x)
 		var noPair uint64 // bit b: p[x+b-1:x+b+1] is no token
-		w := uint32(p[x-1])
-		for b := range 64 {
-			w = (w<<8 | uint32(p[x+b])) & (1<<16 - 1)
-			noPair |= (^c.pair[w>>6] >> (w & 63) & 1) << b
+		for b := range l {
+			w = (w<<8 | at(x+b)) & (1<<16 - 1)
+			noPair |= (^c.pair[w>>6] >> (w & 63) & 1) << (b & 63)
 		}
 		var cuts uint64
 		for m := noPair; m != 0; m &= m - 1 {
 			b := bits.TrailingZeros64(m)
 			y := x + b
-			k := uint32(p[y-2])<<16 | uint32(p[y-1])<<8 | uint32(p[y]) // p[y-2:y+1]
-			k2 := (k<<8 | uint32(p[y+1])) & (1<<24 - 1)                // p[y-1:y+2]
-			cuts |= (^(tri[k>>6]>>(k&63) | tri[k2>>6]>>(k2&63)) & 1) << b
+			var in uint64
+			if y >= 2 && y+1 < n { // p[y-2:y+2], big-endian: p[y-2:y+1] above p[y+1]
+				q := bits.ReverseBytes32(*(*uint32)(unsafe.Add(base, y-2)))
+				k, k2 := q>>8, q&(1<<24-1)
+				in = tri[k>>6]>>(k&63) | tri[k2>>6]>>(k2&63)
+			} else {
+				if y >= 2 {
+					k := at(y-2)<<16 | at(y-1)<<8 | at(y)
+					in = tri[k>>6] >> (k & 63)
+				}
+				if y+1 < n {
+					k := at(y-1)<<16 | at(y)<<8 | at(y+1)
+					in |= tri[k>>6] >> (k & 63)
+				}
+			}
+			cuts |= (^in & 1) << (b & 63)
 		}
 		for ; cuts != 0; cuts &= cuts - 1 {
 			cutAt(x + bits.TrailingZeros64(cuts))
-		}
-	}
-	for ; x < n; x++ {
-		if isCut(x) {
-			cutAt(x)
 		}
 	}
 	out, k := v.mergeSegment(p[start:], out, m)
