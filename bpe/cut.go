@@ -230,7 +230,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 			y := x + b
 			var in uint64
 			if y >= 2 && y+1 < n { // p[y-2:y+2], big-endian: p[y-2:y+1] above p[y+1]
-				q := bits.ReverseBytes32(*(*uint32)(unsafe.Add(base, y-2)))
+				q := binary.BigEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(base, y-2)), 4))
 				k, k2 := q>>8, q&(1<<24-1)
 				in = tri[k>>6]>>(k&63) | tri[k2>>6]>>(k2&63)
 			} else {

@@ -413,7 +413,7 @@ func (v *vocab) rankShort(t string) uint32 {
 		}
 		return v.t3.ranks[at3(v.t3.at[row], b2)+uint32(bits.OnesCount64(x&(bit-1)))]
 	}
-	k8 := uint64(*(*uint32)(b)) | uint64(*(*uint32)(unsafe.Add(b, n-4)))<<(8*(n-4))
+	k8 := uint64(le32(b)) | uint64(le32(unsafe.Add(b, n-4)))<<(8*(n-4))
 	h := (k8 ^ uint64(n)*hm1) * hm2
 	h ^= h >> 29
 	h *= hm2
@@ -495,6 +495,10 @@ const (
 
 // keyHash returns the first 8 bytes of t (little-endian, zero-padded) and a hash of t. The
 // hash is fast and unseeded: the keys are the fixed vocabulary.
+// le32 is the four bytes at b as a little-endian number, as keyHash reads them (one load on
+// the machines Go runs on, most of them little-endian).
+func le32(b unsafe.Pointer) uint32 { return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(b), 4)) }
+
 func keyHash(t string) (k8, h uint64) {
 	b := unsafe.Slice(unsafe.StringData(t), len(t)) // a view, no copy
 	n := len(b)
