@@ -173,8 +173,21 @@ type longBlocks struct {
 // mergeBlocksLong is mergeBlocks for segments of up to blocksLongMax bytes, with a second
 // level: the maxima of eight blocks. Finding the next pair reads the sixteen maxima of the
 // second level, and a merge recomputes at most three blocks and three of their groups. Keys
-// are ^(rank<<10 | start), below blocksLongMax for no token.
+// are ^(rank<<10 | start), below blocksLongMax for no token. It appends the tokens to toks.
 func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
+	v.blocksLong(p, sc)
+	next, pt := &sc.lb.next, &sc.lb.pt
+	for i := 0; i < len(p); i = int(next[i&(blocksLongMax-1)]) {
+		toks = append(toks, pt[i&(blocksLongMax-1)])
+	}
+	return toks
+}
+
+// countBlocksLong is mergeBlocksLong for Count: the number of tokens only.
+func (v *vocab) countBlocksLong(p string, sc *scratch) int { return len(p) - v.blocksLong(p, sc) }
+
+// blocksLong merges p into sc.lb (its parts in next and pt) and returns the number of merges.
+func (v *vocab) blocksLong(p string, sc *scratch) int {
 	n := len(p)
 	if n > blocksLongMax || n < 2 {
 		panic("bpe: mergeBlocksLong: bad length")
@@ -211,7 +224,8 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 	if sc.triFirst {
 		tri = sc.cut
 	}
-	for {
+	merges := 0
+	for ; ; merges++ {
 		var top uint32
 		switch groups {
 		case 1:
@@ -277,8 +291,5 @@ func (v *vocab) mergeBlocksLong(p string, sc *scratch, toks []uint32) []uint32 {
 			sm[gq&15] = blockMax8((*[8]uint32)(bm[(gq&15)*8:]))
 		}
 	}
-	for i := 0; i < n; i = int(next[i&mask]) {
-		toks = append(toks, pt[i&mask])
-	}
-	return toks
+	return merges
 }

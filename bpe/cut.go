@@ -355,6 +355,9 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 		return out, k
 	case n <= blocksLongMax:
 		sc := m.scratch(v)
+		if out == nil {
+			return out, v.countBlocksLong(s, sc)
+		}
 		sc.toks = v.mergeBlocksLong(s, sc, sc.toks[:0])
 		if out != nil {
 			for _, t := range sc.toks {
