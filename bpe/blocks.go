@@ -22,7 +22,7 @@ func blockKey(r uint32, i int) uint32 { return ^(r<<6 | uint32(i)) }
 
 // mergeBlocks merges p (2..blockMax bytes) into tok and returns the number of tokens. The
 // ranks of the pairs that merges make come from sc's cache of token pairs (pairRank) when sc
-// is not nil.
+// is not nil. With tok nil, it only counts the tokens.
 func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 	var key [blockMax]uint32 // key[i]: the pair of the part starting at i with the next part
 	var bm [blockMax / 8]uint32
@@ -53,7 +53,8 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 	for b := 0; b < nb; b++ {
 		bm[b&7] = blockMax8((*[8]uint32)(key[(b&7)*8:]))
 	}
-	for {
+	merges := 0
+	for ; ; merges++ {
 		var top uint32
 		switch nb {
 		case 1:
@@ -144,6 +145,9 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if bq := q >> 3; q >= 0 && bq != bi {
 			bm[bq&7] = blockMax8((*[8]uint32)(key[(bq&7)*8:]))
 		}
+	}
+	if tok == nil {
+		return n - merges
 	}
 	c := 0
 	for i := 0; i < n; i = int(next[i&63]) {

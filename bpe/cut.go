@@ -345,12 +345,13 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 		// (Reading the filters first, segments of more than 16 bytes merge faster in
 		// mergeBlocksLong, with their block maxima gathered in one: 9% a merge on random
 		// letters. Reading the cache first, mergeBlocks, which reads it inline, is 20% faster.)
+		if out == nil {
+			return out, v.mergeBlocks(s, nil, m.scratch(v))
+		}
 		var toks [blockMax]uint32
 		k := v.mergeBlocks(s, &toks, m.scratch(v))
-		if out != nil {
-			for _, t := range toks[:k] {
-				out = append(out, int(t))
-			}
+		for _, t := range toks[:k] {
+			out = append(out, int(t))
 		}
 		return out, k
 	case n <= blocksLongMax:
