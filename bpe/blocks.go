@@ -216,10 +216,14 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 	}
 	next[(n-1)&mask], prev[(n-1)&mask], pt[(n-1)&mask] = uint16(n), uint16(n-1), v.byte1[p[n-1]]
 	groups := (n + 62) >> 6 // groups of 64 keys holding pairs
-	clear(key[n-1 : groups*64])
-	for b := 0; b < groups*8; b++ {
+	// The blocks that hold a part's start get their maxima; the other blocks of the groups,
+	// which no merge touches, are zero (most segments have a block or three).
+	last := min((n-1)>>3+1, groups*8)
+	clear(key[n-1 : max(n-1, last*8)])
+	for b := 0; b < last; b++ {
 		bm[b&127] = blockMax8((*[8]uint32)(key[(b&127)*8:]))
 	}
+	clear(bm[last : groups*8])
 	*sm = [blocksLongMax / 64]uint32{}
 	for g := 0; g < groups; g++ {
 		sm[g&15] = blockMax8((*[8]uint32)(bm[(g&15)*8:]))
