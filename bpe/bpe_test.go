@@ -350,7 +350,7 @@ func TestCutMerge(t *testing.T) {
 				p = sb.String()
 			}
 			want, wn := v.mergeLong(p, sc, []int{})
-			triFirstStart = it%2 == 1 // the merges read the bitmap first from the start
+			triFirstStart = it%2 == 1 // the merges read the filters first from the start
 			var m merger
 			got, gn := v.mergeCut(p, []int{}, &m)
 			m.release()
@@ -373,7 +373,7 @@ func TestCutMerge(t *testing.T) {
 
 // FuzzCutMerge compares the cut merge with the one-run merge on any bytes, repeated up to
 // the length at which pieces are cut, with the merges reading the cache of token pairs first
-// and reading the bitmap first.
+// and reading the filters first.
 func FuzzCutMerge(f *testing.F) {
 	for _, s := range []string{"abc", "a b\tc", "q!z", "é中", "\xff\x80a", "ingthe"} {
 		f.Add(s)
@@ -397,7 +397,7 @@ func FuzzCutMerge(f *testing.F) {
 				m.release()
 				triFirstStart = false
 				if !slices.Equal(got, want) || gn != wn {
-					t.Fatalf("%s: mergeCut(%q) (bitmap first: %v) = %v, want %v (one run)", name, p, first, got, want)
+					t.Fatalf("%s: mergeCut(%q) (filters first: %v) = %v, want %v (one run)", name, p, first, got, want)
 				}
 			}
 		}
