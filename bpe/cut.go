@@ -226,15 +226,8 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 				q := binary.BigEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(base, y-2)), 4))
 				k, k2 := q>>8, q&(1<<24-1)
 				in = tri[k>>6]>>(k&63) | tri[k2>>6]>>(k2&63)
-			} else {
-				if y >= 2 {
-					k := at(y-2)<<16 | at(y-1)<<8 | at(y)
-					in = tri[k>>6] >> (k & 63)
-				}
-				if y+1 < n {
-					k := at(y-1)<<16 | at(y)<<8 | at(y+1)
-					in |= tri[k>>6] >> (k & 63)
-				}
+			} else if y >= 2 && c.hasTri(p[y-2], p[y-1], p[y]) || y+1 < n && c.hasTri(p[y-1], p[y], p[y+1]) {
+				in = 1 // position 1 or n-1
 			}
 			cuts |= (^in & 1) << (b & 63)
 		}

@@ -493,12 +493,12 @@ const (
 	hm2 = 0xC2B2AE3D27D4EB4F
 )
 
-// keyHash returns the first 8 bytes of t (little-endian, zero-padded) and a hash of t. The
-// hash is fast and unseeded: the keys are the fixed vocabulary.
 // le32 is the four bytes at b as a little-endian number, as keyHash reads them (one load on
 // the machines Go runs on, most of them little-endian).
 func le32(b unsafe.Pointer) uint32 { return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(b), 4)) }
 
+// keyHash returns the first 8 bytes of t (little-endian, zero-padded) and a hash of t. The
+// hash is fast and unseeded: the keys are the fixed vocabulary.
 func keyHash(t string) (k8, h uint64) {
 	b := unsafe.Slice(unsafe.StringData(t), len(t)) // a view, no copy
 	n := len(b)
