@@ -37,9 +37,9 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		clear(sc.cache[:])
 		sc.cacheOf = v
 	}
-	var tri *cutTable // the filters, when read instead of the cache of pairRank (candidates have 3 bytes or more)
-	if sc != nil && sc.triFirst {
-		tri = sc.cut
+	var filters *cutTable // the cut table, when its filters are read instead of the cache of pairRank (candidates have 3 bytes or more)
+	if sc != nil && sc.filtersFirst {
+		filters = sc.cut
 	}
 	pair := v.pair[:1<<16]
 	for i := 0; i < n-1; i++ {
@@ -78,8 +78,8 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if k < n {
 			prev[k&63] = uint8(i + 1)
 			r2 := noRank
-			if t := p[i:next[k&63]]; tri != nil {
-				if tri.mayBe(t) {
+			if t := p[i:next[k&63]]; filters != nil {
+				if filters.mayBe(t) {
 					if len(t) <= 8 {
 						r2 = v.rankShort(t)
 					} else {
@@ -110,8 +110,8 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		q := int(prev[i]) - 1
 		if q >= 0 {
 			r3 := noRank
-			if t := p[q:k]; tri != nil {
-				if tri.mayBe(t) {
+			if t := p[q:k]; filters != nil {
+				if filters.mayBe(t) {
 					if len(t) <= 8 {
 						r3 = v.rankShort(t)
 					} else {
@@ -228,9 +228,9 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 	for g := 0; g < groups; g++ {
 		sm[g&15] = blockMax8((*[8]uint32)(bm[(g&15)*8:]))
 	}
-	var tri *cutTable // the filters, when read instead of the cache of pairRank (candidates have 3 bytes or more)
-	if sc.triFirst {
-		tri = sc.cut
+	var filters *cutTable // the cut table, when its filters are read instead of the cache of pairRank (candidates have 3 bytes or more)
+	if sc.filtersFirst {
+		filters = sc.cut
 	}
 	merges := 0
 	for ; ; merges++ {
@@ -256,9 +256,9 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 		if k < n {
 			prev[k&mask] = uint16(i + 1)
 			r2 := noRank
-			if t := p[i:next[k&mask]]; tri == nil {
+			if t := p[i:next[k&mask]]; filters == nil {
 				r2 = v.pairRank(sc, r, pt[k&mask], t)
-			} else if tri.mayBe(t) {
+			} else if filters.mayBe(t) {
 				if len(t) <= 8 {
 					r2 = v.rankShort(t)
 				} else {
@@ -271,9 +271,9 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 		if q >= 0 {
 			key[q&mask] = 0
 			r3 := noRank
-			if t := p[q:k]; tri == nil {
+			if t := p[q:k]; filters == nil {
 				r3 = v.pairRank(sc, pt[q&mask], r, t)
-			} else if tri.mayBe(t) {
+			} else if filters.mayBe(t) {
 				if len(t) <= 8 {
 					r3 = v.rankShort(t)
 				} else {

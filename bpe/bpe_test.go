@@ -350,11 +350,11 @@ func TestCutMerge(t *testing.T) {
 				p = sb.String()
 			}
 			want, wn := v.mergeLong(p, sc, []int{})
-			triFirstStart = it%2 == 1 // the merges read the filters first from the start
+			filtersFirstStart = it%2 == 1 // the merges read the filters first from the start
 			var m merger
 			got, gn := v.mergeCut(p, []int{}, &m)
 			m.release()
-			triFirstStart = false
+			filtersFirstStart = false
 			if !slices.Equal(got, want) || gn != wn {
 				t.Fatalf("%s: mergeCut(%q) = %d tokens, want %d (one run)", name, p, gn, wn)
 			}
@@ -391,11 +391,11 @@ func FuzzCutMerge(f *testing.F) {
 			v := mustGet(t, name).v
 			want, wn := v.mergeLong(p, sc, []int{})
 			for _, first := range []bool{false, true} {
-				triFirstStart = first
+				filtersFirstStart = first
 				var m merger
 				got, gn := v.mergeCut(p, []int{}, &m)
 				m.release()
-				triFirstStart = false
+				filtersFirstStart = false
 				if !slices.Equal(got, want) || gn != wn {
 					t.Fatalf("%s: mergeCut(%q) (filters first: %v) = %v, want %v (one run)", name, p, first, got, want)
 				}

@@ -190,7 +190,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	sc := m.scratch(v)
 	sc.cut = c
 	n, count, start := len(p), 0, 0
-	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount, sc.filterRun = triFirstStart, 0, 0, 0, filterRunMin
+	sc.filtersFirst, sc.prMiss, sc.chosen, sc.chosenCount, sc.filterRun = filtersFirstStart, 0, 0, 0, filterRunMin
 	chooseAt := probeBytes
 	cutAt := func(x int) {
 		var k int
@@ -269,7 +269,7 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 	return out, 2
 }
 
-// choose chooses the order of the merges' asks for what follows x in a cut piece (triFirst),
+// choose chooses the order of the merges' asks for what follows x in a cut piece (filtersFirst),
 // when the segments merged so far end at x and hold count tokens, and returns where to choose
 // next. Only the cache of token pairs can tell how often it misses, so the merges ask it first
 // for probeBytes; if more than a quarter of those asks (about two per merge: bytes less
@@ -278,16 +278,16 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 // emoji 0 to 13%.) Each probe that finds the filters better doubles the run after it, up to
 // filterRunMax, so that on a long piece of one kind the probes cost almost nothing.
 func (sc *scratch) choose(x, count int) int {
-	if !sc.triFirst {
+	if !sc.filtersFirst {
 		if asks := 2 * (x - sc.chosen - (count - sc.chosenCount)); asks > 0 && 4*sc.prMiss > asks {
-			sc.triFirst = true
+			sc.filtersFirst = true
 			run := sc.filterRun
 			sc.filterRun = min(2*run, filterRunMax)
 			return x + run
 		}
 		sc.filterRun = filterRunMin
 	}
-	sc.triFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, x, count
+	sc.filtersFirst, sc.prMiss, sc.chosen, sc.chosenCount = false, 0, x, count
 	return x + probeBytes
 }
 
@@ -297,9 +297,9 @@ const (
 	filterRunMax = 1 << 20
 )
 
-// triFirstStart is triFirst at the start of a cut piece: false, the tests set it to check
+// filtersFirstStart is filtersFirst at the start of a cut piece: false, the tests set it to check
 // the merges that read the filters first on short pieces too.
-var triFirstStart = false
+var filtersFirstStart = false
 
 // mergeSegment merges a segment of a piece: like encodePiece, except that a segment that is a
 // token is merged all the same (a piece that is a token is that token, a segment need not be).
@@ -323,11 +323,11 @@ func (v *vocab) mergeSegment(s string, out []int, m *merger) ([]int, int) {
 		return out, 2
 	case n == 3:
 		return v.mergeThree(s, out, m.sc)
-	case n <= pcKeyLen && (m.sc == nil || !m.sc.triFirst):
+	case n <= pcKeyLen && (m.sc == nil || !m.sc.filtersFirst):
 		// (Where pairs rarely repeat, segments do not either: random letters miss the cache.)
 		_, h := keyHash(s)
 		return v.mergeCached(s, h, out, m)
-	case n <= blockMax && (m.sc == nil || !m.sc.triFirst || n <= 16):
+	case n <= blockMax && (m.sc == nil || !m.sc.filtersFirst || n <= 16):
 		// (Reading the filters first, segments of more than 16 bytes merge faster in
 		// mergeBlocksLong, with their block maxima gathered in one: 9% a merge on random
 		// letters. Reading the cache first, mergeBlocks, which reads it inline, is 20% faster.)

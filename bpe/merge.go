@@ -51,7 +51,7 @@ type scratch struct {
 	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
 	chosen, chosenCount int  // where choose last chose, and the tokens before
 	filterRun           int  // the bytes choose reads the filters first for after its next probe that finds them better
-	triFirst            bool // the merges read the filters of cut.go (mayBe) instead of asking pairRank
+	filtersFirst        bool // the merges read the filters of cut.go (mayBe) instead of asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
@@ -132,7 +132,7 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
 	sc.prMiss++
 	r := noRank
-	if c := sc.cut; c == nil || sc.triFirst || len(t) < 3 || c.mayBe(t) {
+	if c := sc.cut; c == nil || sc.filtersFirst || len(t) < 3 || c.mayBe(t) {
 		r = v.rank(t)
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
