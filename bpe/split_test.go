@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -155,4 +156,40 @@ func FuzzSplit(f *testing.F) {
 	}
 	f.Add("a\xffb it'S\xc3")
 	f.Fuzz(func(t *testing.T, s string) { checkSplit(t, s) })
+}
+
+// TestRunOut compares runOut with a test of each byte, for every byte value at every place
+// of the word, the other bytes each time in and out of the range at random (a byte of 0x80 or
+// more below the one tested must not hide it: only the lowest byte out counts, but each byte
+// out below it must be found).
+func TestRunOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, r := range []struct{ lo, hi, fold byte }{{'a', 'z', 0}, {'A', 'Z', 0}, {'a', 'z', 0x20}} {
+		in := func(x byte) bool { return (x|r.fold) >= r.lo && (x|r.fold) <= r.hi }
+		for place := range 8 {
+			for x := range 256 {
+				for range 16 {
+					var b [8]byte
+					for i := range b {
+						b[i] = byte(rng.IntN(256))
+						if rng.IntN(2) == 0 {
+							b[i] = r.lo + byte(rng.IntN(int(r.hi-r.lo)+1))
+						}
+					}
+					b[place] = byte(x)
+					want := 8
+					for i := range b {
+						if !in(b[i]) {
+							want = i
+							break
+						}
+					}
+					out := runOut(le64(&b[0]), r.lo, r.hi, r.fold)
+					if got := bits.TrailingZeros64(out) >> 3; got != want {
+						t.Fatalf("runOut(% x, %q..%q, fold %#x): first byte out %d, want %d", b, r.lo, r.hi, r.fold, got, want)
+					}
+				}
+			}
+		}
+	}
 }
