@@ -2,9 +2,10 @@ package aacp
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // sensitiveNames are keys (of a field, or of a name=value pair inside a value) whose value is
@@ -23,31 +24,31 @@ var sensitiveNames = map[string]string{
 
 // secretPatterns recognise credentials by their shape, whatever they are called.
 var secretPatterns = []struct {
-	re  *regexp.Regexp
+	re  *lazyre.Regexp
 	why string
 }{
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "an AWS access key"},
-	{regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}`), "a GitHub token"},
-	{regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`), "an API key"},
-	{regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), "a Stripe key"},
-	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), "a Slack token"},
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), "a Google API key"},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), "a JSON web token"},
-	{regexp.MustCompile(`(?i)\bbearer[ _:=-]+[A-Za-z0-9._~+/-]{16,}`), "a bearer token"},
+	{lazyre.New(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
+	{lazyre.New(`\bAKIA[0-9A-Z]{16}\b`), "an AWS access key"},
+	{lazyre.New(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}`), "a GitHub token"},
+	{lazyre.New(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`), "an API key"},
+	{lazyre.New(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), "a Stripe key"},
+	{lazyre.New(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), "a Slack token"},
+	{lazyre.New(`\bAIza[0-9A-Za-z_-]{35}\b`), "a Google API key"},
+	{lazyre.New(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), "a JSON web token"},
+	{lazyre.New(`(?i)\bbearer[ _:=-]+[A-Za-z0-9._~+/-]{16,}`), "a bearer token"},
 	{userinfoRe, "a password inside a URL"},
-	{regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`), "an email address (personal data)"},
-	{regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), "a social security number"},
+	{lazyre.New(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`), "an email address (personal data)"},
+	{lazyre.New(`\b\d{3}-\d{2}-\d{4}\b`), "a social security number"},
 }
 
 // safeValues are values a sensitive-sounding name may hold without carrying the data itself.
 var safeValues = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "none": true, "null": true, "required": true, "optional": true, "redacted": true, "***": true, "reset": true, "rotated": true, "expired": true, "valid": true, "invalid": true, "missing": true, "n/a": true}
 
 var (
-	userinfoRe = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@|]+:[^/\s@|]+@`)
-	digitRunRe = regexp.MustCompile(`\d[\d -]{11,22}\d`)
-	ibanRe     = regexp.MustCompile(`\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b`)
-	pairSepRe  = regexp.MustCompile(`[,;&+]`)
+	userinfoRe = lazyre.New(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@|]+:[^/\s@|]+@`)
+	digitRunRe = lazyre.New(`\d[\d -]{11,22}\d`)
+	ibanRe     = lazyre.New(`\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b`)
+	pairSepRe  = lazyre.New(`[,;&+]`)
 )
 
 // Sensitive reports whether a field with this key and value carries credentials or personal
@@ -187,7 +188,7 @@ func QuoteValue(v string) string {
 // sensitiveAssignRe finds "name: value", "name=value" and "name is value" in free text, for
 // SensitiveText: the name group is looked up in sensitiveNames, the value group in
 // safeValues.
-var sensitiveAssignRe = regexp.MustCompile(`(?i)\b([a-z][a-z_]*)\s*(?:[:=]|\s(?:is|was)\s)\s*["']?([^\s"',;|]+)`)
+var sensitiveAssignRe = lazyre.New(`(?i)\b([a-z][a-z_]*)\s*(?:[:=]|\s(?:is|was)\s)\s*["']?([^\s"',;|]+)`)
 
 // SensitiveText looks for credentials and personal data in free text (an English
 // instruction about to be sent to a model), with the same rules Sensitive applies to a

@@ -2,13 +2,13 @@ package convention
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley/internal/casefold"
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // dateHit is a date or time written in a form other than ISO basic, found in a line's text.
@@ -35,20 +35,20 @@ func clock(p string) string {
 
 var (
 	// 2026-09-19T12:00:00Z, 2026-09-19 12:00, 2026-09-19T12:00:00.250+02:00, 2026-09-19.
-	extISORe = regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?)?`)
+	extISORe = lazyre.New(`(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?)?`)
 	// ISO basic that is nearly right: 20260919T1200 (no Z), 20260919T12:00Z, 20260919T12Z.
-	nearBasicRe = regexp.MustCompile(`(\d{4})(\d{2})(\d{2})T(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?(Z)?`)
+	nearBasicRe = lazyre.New(`(\d{4})(\d{2})(\d{2})T(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?(Z)?`)
 	// September 19, 2026 / 19 Sep 2026, with an optional time before ("12:00 UTC on") or
 	// after (", 12:00 UTC", " at 9pm").
-	namedRe = regexp.MustCompile(`(?i)(?:` + clock("a") + `\s+(?:on\s+)?)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:(?P<mon1>` + monthAlt + `)\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>` + monthAlt + `)\.?,?\s+(?P<y2>\d{4}))(?:,?\s+(?:at\s+)?` + clock("b") + `)?`)
+	namedRe = lazyre.New(`(?i)(?:` + clock("a") + `\s+(?:on\s+)?)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:(?P<mon1>` + monthAlt + `)\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{4})|(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>` + monthAlt + `)\.?,?\s+(?P<y2>\d{4}))(?:,?\s+(?:at\s+)?` + clock("b") + `)?`)
 	// Sep 19 / September 19th with no year: capitalised only, so that "may 3" is not a date.
-	noYearRe = regexp.MustCompile(`(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b`)
+	noYearRe = lazyre.New(`(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\b`)
 	// 19/09/2026, 09/19/2026, 2026/09/19.
-	slashRe = regexp.MustCompile(`(\d{1,4})/(\d{1,2})/(\d{2,4})`)
+	slashRe = lazyre.New(`(\d{1,4})/(\d{1,2})/(\d{2,4})`)
 	// A time of day with a zone or am/pm but no date.
-	clockRe = regexp.MustCompile(`(?i)` + clock("c"))
+	clockRe = lazyre.New(`(?i)` + clock("c"))
 	// Times that depend on when and where they are read.
-	relativeRe = regexp.MustCompile(`(?i)\b(today|tonight|tomorrow|yesterday|eod|eow|cob|end of (?:the )?(?:day|week|month)|next (?:week|month)|this (?:morning|afternoon|evening|week)|asap|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b`)
+	relativeRe = lazyre.New(`(?i)\b(today|tonight|tomorrow|yesterday|eod|eow|cob|end of (?:the )?(?:day|week|month)|next (?:week|month)|this (?:morning|afternoon|evening|week)|asap|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b`)
 )
 
 var monthNum = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}

@@ -3,17 +3,18 @@
 package convention
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 var (
 	// "yu decides", "Yu (CTO) decided", "we chose A", "lead has approved".
-	decidedRe = regexp.MustCompile(`(?i)(^|[^\w-])([\p{L}][\w.-]*)(\s*\([^)]*\))?\s+(?:has\s+|have\s+|had\s+|is\s+|are\s+)?(decides|decided|chose|chosen|chooses|approved|approves|signed off|picked|settled on|went with|goes with|going with|go with)\b`)
+	decidedRe = lazyre.New(`(?i)(^|[^\w-])([\p{L}][\w.-]*)(\s*\([^)]*\))?\s+(?:has\s+|have\s+|had\s+|is\s+|are\s+)?(decides|decided|chose|chosen|chooses|approved|approves|signed off|picked|settled on|went with|goes with|going with|go with)\b`)
 	// "decision: A", "decided B", "approved", "final: A" as the first word.
 	decidedWords = map[string]bool{"decision": true, "decided": true, "chosen": true, "approved": true, "agreed": true, "final": true, "verdict": true, "resolved": true, "settled": true, "resolution": true, "outcome-decided": true}
 	// An ask that asks for a choice, as opposed to an ask for information.
-	choiceRe    = regexp.MustCompile(`(?i)\b(decide|decision|choose|choice|pick|select|approve|approval|sign off|go/no-go|accept|decline|or)\b`)
+	choiceRe    = lazyre.New(`(?i)\b(decide|decision|choose|choice|pick|select|approve|approval|sign off|go/no-go|accept|decline|or)\b`)
 	conditional = map[string]bool{"if": true, "once": true, "when": true, "until": true, "after": true, "before": true, "unless": true, "whether": true, "who": true, "whoever": true, "nobody": true, "no-one": true, "noone": true, "whichever": true, "till": true}
 )
 

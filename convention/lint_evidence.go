@@ -4,9 +4,10 @@
 package convention
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // pairs checks done/ev pairing: every done should have evidence, evidence should name a kind
@@ -139,8 +140,8 @@ func (k *evKinds) merge(o evKinds) {
 }
 
 var (
-	testsRe   = regexp.MustCompile(`(?i)\b(tests?|tested|testing|specs?|suites?|passing|passes|passed|green|ci|e2e|coverage|vitest|jest|pytest|go test)\b`)
-	bareShaRe = regexp.MustCompile(`^(?:(?:sha|hash|commit:|#)\s*)?([0-9a-fA-F]{7,40})\b(.*)$`)
+	testsRe   = lazyre.New(`(?i)\b(tests?|tested|testing|specs?|suites?|passing|passes|passed|green|ci|e2e|coverage|vitest|jest|pytest|go test)\b`)
+	bareShaRe = lazyre.New(`^(?:(?:sha|hash|commit:|#)\s*)?([0-9a-fA-F]{7,40})\b(.*)$`)
 )
 
 // aboutTests reports whether testsRe matches s, put to the expression only when s holds one

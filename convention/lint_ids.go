@@ -3,9 +3,10 @@
 package convention
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // ids warns on random-looking ids, with their token cost. raw is the words of ln.Raw; the
@@ -51,9 +52,9 @@ func labelledAsID(words []tok, i int) bool {
 }
 
 var (
-	uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	humpRe = regexp.MustCompile(`[A-Z]?[a-z]+|[A-Z]+(?:[A-Z][a-z]|$|[^A-Za-z])?|\d+`)
-	unitRe = regexp.MustCompile(`^\d+(?:\.\d+)?(?:[a-zA-Zµ%]{1,5})$|^(?:\d+[a-z]{1,3})+$`)
+	uuidRe = lazyre.New(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	humpRe = lazyre.New(`[A-Z]?[a-z]+|[A-Z]+(?:[A-Z][a-z]|$|[^A-Za-z])?|\d+`)
+	unitRe = lazyre.New(`^\d+(?:\.\d+)?(?:[a-zA-Zµ%]{1,5})$|^(?:\d+[a-z]{1,3})+$`)
 	// Product and model names carry digits by design; their cost is not the sender's choice.
 	productPrefix = []string{"gpt", "claude", "gemini", "llama", "mistral", "qwen", "deepseek", "sonnet", "opus", "haiku", "o1", "o3", "o4", "o200k", "cl100k", "utf", "sha", "ipv", "http", "x86", "arm64", "amd64", "win", "macos", "ubuntu", "debian", "node", "python", "go1", "es20", "iso"}
 )

@@ -4,10 +4,11 @@ package convention
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // json warns on JSON inside a message, with what it costs against fact lines.
@@ -38,7 +39,7 @@ func (l *linter) json() {
 	l.warn(first.Num, first.Col(), "json-body", msg, "")
 }
 
-var jsonPairRe = regexp.MustCompile(`^"[^"]+"\s*:\s*\S`)
+var jsonPairRe = lazyre.New(`^"[^"]+"\s*:\s*\S`)
 
 // EstimateJSON rewrites a JSON document as convention fact lines, one per scalar value, keyed
 // by the value's own key, with dates in ISO basic: a rough but honest lower bound on what the

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/internal/casefold"
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // Verdict statuses.
@@ -396,7 +396,7 @@ func (r *Resolver) logger() *slog.Logger {
 }
 
 // testWords are the words that make a done line a statement about tests.
-var testWords = regexp.MustCompile(`(?i)\b(tests?|testing|passing|passes|passed|cases|suite|specs?)\b`)
+var testWords = lazyre.New(`(?i)\b(tests?|testing|passing|passes|passed|cases|suite|specs?)\b`)
 
 // AboutTests reports whether a done line's text is a statement about tests (it mentions test,
 // tests, passing, cases, suite, spec …). Such a done needs a run as evidence: a commit proves

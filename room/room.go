@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +50,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/bpe"
 	"github.com/parleyhq/parley/evidence"
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // Config configures a Service.
@@ -161,7 +161,7 @@ func New(store parley.Store, cfg Config) (*Service, error) {
 const TokenPrefix = "pk_"
 
 // tokenPattern matches a seat token: the prefix and 32 random bytes in unpadded base64url.
-var tokenPattern = regexp.MustCompile(`\bpk_[A-Za-z0-9_-]{43}\b`)
+var tokenPattern = lazyre.New(`\bpk_[A-Za-z0-9_-]{43}\b`)
 
 // newToken returns a fresh seat token and its hash.
 func (s *Service) newToken() (string, []byte, error) {
@@ -236,8 +236,8 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 }
 
 var (
-	roomName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	seatName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
+	roomName = lazyre.New(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	seatName = lazyre.New(`^[a-z0-9][a-z0-9._-]{0,31}$`)
 )
 
 // seatIn returns the caller's seat when it sits in room.

@@ -2,18 +2,18 @@ package room
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/parleyhq/parley"
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // secretRule recognises one kind of credential. When value is set, the rule's first group is
 // the secret's value, and placeholders there (none, $VAR, <token>, ***) are not secrets.
 type secretRule struct {
 	kind  string
-	re    *regexp.Regexp
+	re    *lazyre.Regexp
 	value bool
 	// needles: a match must contain one of these, in the lower-cased body. The scan runs on
 	// every post, and most bodies contain none of them: a substring search is far cheaper
@@ -28,25 +28,25 @@ type secretRule struct {
 // secretRules are deliberately specific: a room full of agents talks about tokens, keys and
 // passwords all the time, and a scanner that refuses "budget 150000 tokens" is switched off.
 var secretRules = []secretRule{
-	{kind: "a PEM private key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`), needles: []string{"private key"}},
-	{kind: "an AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`),
+	{kind: "a PEM private key", re: lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`), needles: []string{"private key"}},
+	{kind: "an AWS access key id", re: lazyre.New(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`),
 		needles: []string{"akia", "asia", "agpa", "aida", "aroa", "anpa"}},
-	{kind: "an AWS secret access key", re: regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`), needles: []string{"ecret"}},
-	{kind: "a GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`),
+	{kind: "an AWS secret access key", re: lazyre.New(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`), needles: []string{"ecret"}},
+	{kind: "a GitHub token", re: lazyre.New(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`),
 		needles: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{kind: "a Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), needles: []string{"xox"}},
-	{kind: "an API key (sk-…)", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}`), needles: []string{"sk-"}},
-	{kind: "a Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b`), needles: []string{"k_live_", "k_test_"}},
-	{kind: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), needles: []string{"aiza"}},
-	{kind: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), needles: []string{"eyj"}},
-	{kind: "a bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), value: true, needles: []string{"bearer"}},
-	{kind: "a password or key assignment", re: regexp.MustCompile(
+	{kind: "a Slack token", re: lazyre.New(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), needles: []string{"xox"}},
+	{kind: "an API key (sk-…)", re: lazyre.New(`\bsk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}`), needles: []string{"sk-"}},
+	{kind: "a Stripe key", re: lazyre.New(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b`), needles: []string{"k_live_", "k_test_"}},
+	{kind: "a Google API key", re: lazyre.New(`\bAIza[0-9A-Za-z_-]{35}\b`), needles: []string{"aiza"}},
+	{kind: "a JSON Web Token", re: lazyre.New(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), needles: []string{"eyj"}},
+	{kind: "a bearer token", re: lazyre.New(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), value: true, needles: []string{"bearer"}},
+	{kind: "a password or key assignment", re: lazyre.New(
 		`(?i)\b(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'|,;]{4,})`),
 		// Every keyword holds one of the needles (password and passwd: word, wd; pwd: wd;
 		// passphrase: phra; the secrets: ecret; api key: api; access token: acce; auth token:
 		// auth; private key: privat), and every match holds a ':' or an '='.
 		value: true, needles: []string{"word", "wd", "phra", "ecret", "api", "acce", "auth", "privat"}, also: []string{":", "="}},
-	{kind: "a URL with a password in it", re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@|]+:([^/\s@|]{3,})@`), value: true, needles: []string{"://"}},
+	{kind: "a URL with a password in it", re: lazyre.New(`\b[a-z][a-z0-9+.-]*://[^/\s:@|]+:([^/\s@|]{3,})@`), value: true, needles: []string{"://"}},
 	{kind: "a parley seat token", re: tokenPattern, needles: []string{"pk_"}},
 }
 

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/parleyhq/parley"
 	"github.com/parleyhq/parley/convention"
 	"github.com/parleyhq/parley/evidence"
+	"github.com/parleyhq/parley/internal/lazyre"
 	"github.com/parleyhq/parley/internal/textline"
 )
 
@@ -200,7 +200,7 @@ func verdictParts(text string) (word, detail string) {
 }
 
 // verdictRE matches a verdict, alone or after the label a server note gives it.
-var verdictRE = regexp.MustCompile(`^(?:(?:ev|done|claim)(?:#\S+| line \d+) )?(verified|unverified|unproven|failed)\b`)
+var verdictRE = lazyre.New(`^(?:(?:ev|done|claim)(?:#\S+| line \d+) )?(verified|unverified|unproven|failed)\b`)
 
 // group writes n with thin-space thousands separators: 12 345.
 func group(n int64) string {

@@ -20,10 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/parleyhq/parley/bpe"
+	"github.com/parleyhq/parley/internal/lazyre"
 	"github.com/parleyhq/parley/llm"
 	"github.com/parleyhq/parley/room"
 )
@@ -37,7 +37,7 @@ type Block struct {
 	Text string
 }
 
-var header = regexp.MustCompile(`(?m)^#([0-9]+) `)
+var header = lazyre.New(`(?m)^#([0-9]+) `)
 
 // Split cuts history text (as the server serves it, or as `parley read` prints it) into
 // message blocks at each header line "#<seq> ". A body cannot hold such a line: the server

@@ -20,12 +20,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/parleyhq/parley/bench"
 	"github.com/parleyhq/parley/convention"
+	"github.com/parleyhq/parley/internal/lazyre"
 	"github.com/parleyhq/parley/llm"
 )
 
@@ -312,7 +312,7 @@ func (v Verdict) Fidelity() int {
 	return n
 }
 
-var isoBasic = regexp.MustCompile(`\d{8}T\d{4}(?:\d{2})?Z`)
+var isoBasic = lazyre.New(`\d{8}T\d{4}(?:\d{2})?Z`)
 
 // SameBy compares a reader's "by" with the key's exactly, after trimming; "", null, "none"
 // and "n/a" all mean no time. A reader that wraps the time in words ("by 20260917T1800Z")

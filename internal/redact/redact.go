@@ -13,15 +13,16 @@ package redact
 import (
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/parleyhq/parley/internal/lazyre"
 )
 
 // Mark replaces what was redacted.
 const Mark = "REDACTED"
 
 // tokenShape finds strings of a credential's shape, glued to other characters or not.
-var tokenShape = regexp.MustCompile(`pk_[A-Za-z0-9_-]{16,}|admin-[A-Za-z0-9_-]{16,}|[A-Za-z0-9+/_-]{32,}=*`)
+var tokenShape = lazyre.New(`pk_[A-Za-z0-9_-]{16,}|admin-[A-Za-z0-9_-]{16,}|[A-Za-z0-9+/_-]{32,}=*`)
 
 // secretNames are query parameter names whose values are credentials.
 var secretNames = map[string]bool{"token": true, "access_token": true, "auth": true, "key": true,
