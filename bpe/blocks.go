@@ -79,13 +79,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 			prev[k&63] = uint8(i + 1)
 			r2 := noRank
 			if t := p[i:next[k&63]]; filters != nil {
-				if filters.mayBe(t) {
-					if len(t) <= 8 {
-						r2 = v.rankShort(t)
-					} else {
-						r2 = v.rank(t)
-					}
-				}
+				r2 = v.filteredRank(filters, t)
 			} else if sc == nil {
 				if len(t) <= 8 {
 					r2 = v.rankShort(t)
@@ -111,13 +105,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if q >= 0 {
 			r3 := noRank
 			if t := p[q:k]; filters != nil {
-				if filters.mayBe(t) {
-					if len(t) <= 8 {
-						r3 = v.rankShort(t)
-					} else {
-						r3 = v.rank(t)
-					}
-				}
+				r3 = v.filteredRank(filters, t)
 			} else if sc == nil {
 				if len(t) <= 8 {
 					r3 = v.rankShort(t)
@@ -258,12 +246,8 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 			r2 := noRank
 			if t := p[i:next[k&mask]]; filters == nil {
 				r2 = v.pairRank(sc, r, pt[k&mask], t)
-			} else if filters.mayBe(t) {
-				if len(t) <= 8 {
-					r2 = v.rankShort(t)
-				} else {
-					r2 = v.rank(t)
-				}
+			} else {
+				r2 = v.filteredRank(filters, t)
 			}
 			key[i] = ^(r2<<10 | uint32(i))
 		}
@@ -273,12 +257,8 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 			r3 := noRank
 			if t := p[q:k]; filters == nil {
 				r3 = v.pairRank(sc, pt[q&mask], r, t)
-			} else if filters.mayBe(t) {
-				if len(t) <= 8 {
-					r3 = v.rankShort(t)
-				} else {
-					r3 = v.rank(t)
-				}
+			} else {
+				r3 = v.filteredRank(filters, t)
 			}
 			key[q&mask] = ^(r3<<10 | uint32(q))
 		}

@@ -50,16 +50,25 @@ const candBits = 19
 // candBit is the bit of head or tail for the four bytes at b: a multiplicative hash.
 func candBit(b unsafe.Pointer) uint32 { return *(*uint32)(b) * 0x9E3779B1 >> (32 - candBits) }
 
-// mayBe reports whether the candidate t (3 bytes or more) may be a token: false only if it is
-// not one.
-func (c *cutTable) mayBe(t string) bool {
+// filteredRank is the rank of the candidate t (3 bytes or more), or noRank: the filters rule
+// most candidates that are no token out with one read each, and only those they let through
+// are looked up.
+func (v *vocab) filteredRank(c *cutTable, t string) uint32 {
 	p := unsafe.Pointer(unsafe.StringData(t))
 	if len(t) == 3 {
-		k := tok3Bit(p)
-		return c.tok3[k>>6]&(1<<(k&63)) != 0
+		if k := tok3Bit(p); c.tok3[k>>6]&(1<<(k&63)) == 0 {
+			return noRank
+		}
+		return v.rankShort(t)
 	}
 	h, e := candBit(p), candBit(unsafe.Add(p, len(t)-4))
-	return c.head[h>>6]&(1<<(h&63)) != 0 && c.tail[e>>6]&(1<<(e&63)) != 0
+	if c.head[h>>6]&(1<<(h&63)) == 0 || c.tail[e>>6]&(1<<(e&63)) == 0 {
+		return noRank
+	}
+	if len(t) <= 8 {
+		return v.rankShort(t)
+	}
+	return v.rank(t)
 }
 
 // tok3Bit is the bit of tok3 for the three bytes at b (which end where a string may end, so
@@ -251,13 +260,17 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 		}
 		return out, 3
 	}
-	if sc == nil || sc.cut == nil || sc.cut.mayBe(s) {
-		if r := v.rankShort(s); r != noRank {
-			if out != nil {
-				out = append(out, int(r))
-			}
-			return out, 1
+	var r uint32
+	if sc == nil || sc.cut == nil {
+		r = v.rankShort(s)
+	} else {
+		r = v.filteredRank(sc.cut, s)
+	}
+	if r != noRank {
+		if out != nil {
+			out = append(out, int(r))
 		}
+		return out, 1
 	}
 	if out != nil {
 		if r01 >= 0 && (r12 < 0 || r01 <= r12) {

@@ -51,7 +51,7 @@ type scratch struct {
 	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
 	chosen, chosenCount int  // where choose last chose, and the tokens before
 	filterRun           int  // the bytes choose reads the filters first for after its next probe that finds them better
-	filtersFirst        bool // the merges read the filters of cut.go (mayBe) instead of asking pairRank
+	filtersFirst        bool // the merges read the filters of cut.go (filteredRank) instead of asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
@@ -112,7 +112,7 @@ const cacheBits = 12
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
 //
 // Within a cut piece (cut.go), most candidates are no token, and the filters of the cut
-// table (mayBe) say so without hashing them. Where the cache answers most asks (white space)
+// table (filteredRank) say so without hashing them. Where the cache answers most asks (white space)
 // it is read first, and the filters only on a miss; where it answers few (random letters,
 // whose pairs rarely repeat), the callers read the filters first and ask only for the
 // candidates that pass them. choose (cut.go) chooses, from the misses that pairRank counts.
@@ -131,9 +131,11 @@ func (v *vocab) pairRank(sc *scratch, a, b uint32, t string) uint32 {
 // pairRankMiss is pairRank after a miss of the cache at entry i, for the pair key.
 func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
 	sc.prMiss++
-	r := noRank
-	if c := sc.cut; c == nil || sc.filtersFirst || len(t) < 3 || c.mayBe(t) {
+	var r uint32
+	if c := sc.cut; c == nil || sc.filtersFirst || len(t) < 3 {
 		r = v.rank(t)
+	} else {
+		r = v.filteredRank(c, t)
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
 	return r
