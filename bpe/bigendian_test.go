@@ -5,7 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/parleyhq/parley/internal/sharedtest"
 )
 
 // TestBigEndian runs this package's exactness tests on a big-endian machine, s390x under
@@ -22,7 +25,7 @@ func TestBigEndian(t *testing.T) {
 	}
 	qemu, err := exec.LookPath("qemu-s390x")
 	if err != nil {
-		if os.Getenv("PARLEY_TEST_REQUIRE_ALL") == "1" {
+		if sharedtest.RequireAll() {
 			t.Fatal("qemu-s390x is not installed (PARLEY_TEST_REQUIRE_ALL=1): apt-get install qemu-user")
 		}
 		t.Skip("qemu-s390x is not installed (apt-get install qemu-user): the big-endian run is skipped")
@@ -44,14 +47,8 @@ func TestBigEndian(t *testing.T) {
 	t.Logf("s390x: %s", lastLine(out))
 }
 
+// lastLine is the last line of a test binary's output (its verdict).
 func lastLine(b []byte) string {
-	for len(b) > 0 && b[len(b)-1] == '\n' {
-		b = b[:len(b)-1]
-	}
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == '\n' {
-			return string(b[i+1:])
-		}
-	}
-	return string(b)
+	out := strings.TrimRight(string(b), "\n")
+	return out[strings.LastIndexByte(out, '\n')+1:]
 }
