@@ -278,7 +278,7 @@ func (v *vocab) countPiece(p string, m *merger) int {
 	}
 	var k8 uint64
 	if b := unsafe.Pointer(unsafe.StringData(p)); n >= 4 {
-		k8 = uint64(le32(b)) | uint64(le32(unsafe.Add(b, n-4)))<<(8*(n-4))
+		k8 = key48(b, n)
 	} else {
 		k8 = uint64(p[0]) | uint64(p[n/2])<<(8*(n/2)) | uint64(p[n-1])<<(8*(n-1))
 	}

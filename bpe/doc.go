@@ -49,8 +49,8 @@
 // inside any token: cut.go), which splits random letters, white space or punctuation into
 // segments of a few bytes, each merged alone (through block maxima, two levels of them up to
 // 1 KiB). Their merges' candidates, mostly no token, are first read in filters of one load
-// each: an exact bitmap of the three-byte tokens, and bitmaps of the hashed first and last
-// four bytes of the longer ones (cut.go).
+// each: bitmaps of the hashed three-byte tokens, and of the hashed first and last four bytes
+// of the longer ones (cut.go).
 // A segment of 16 KiB or more (a megabyte of spaces, a long run with no cut) merges window by
 // window, each window cut where its own merge puts a token boundary, the junctions proved not
 // to change the result and a window equal to the previous one not merged again (chunked.go),

@@ -1,7 +1,6 @@
 package bpe
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -168,8 +167,8 @@ func isASCIILetter(b byte) bool { return (b|0x20)-'a' < 26 }
 
 // runOut returns the high bit of each byte of w that is out of the range lo..hi (ASCII, lo >
 // 0x20) once ORed with fold (0 or 0x20). The split reads runs of ASCII letters eight bytes at
-// a time with it: even for the few letters of a word that costs fewer instructions than a loop
-// over the bytes, and the end of the run, found by counting zeros, costs no branch to
+// a time with it: for the few letters of a word that costs about as many instructions as a
+// loop over the bytes, and the end of the run, found by counting zeros, costs no branch to
 // mispredict. For a byte x below 0x80, x + 0x80-lo has its high bit set if and only if x >=
 // lo, and x + 0x7F-hi if and only if x > hi, with no carry out of the byte; a byte of 0x80 or
 // more is out by its own high bit, and a carry out of it reaches only the bytes above it, so
@@ -179,9 +178,6 @@ func runOut(w uint64, lo, hi, fold byte) uint64 {
 	w |= ones * uint64(fold)
 	return (^((w + ones*uint64(0x80-lo)) &^ (w + ones*uint64(0x7F-hi))) | w) & highs
 }
-
-// le64 is the eight bytes at b as a little-endian number.
-func le64(b *byte) uint64 { return binary.LittleEndian.Uint64(unsafe.Slice(b, 8)) }
 
 // splitCL100K returns the end of the cl100k_base piece starting at i.
 func splitCL100K(s string, i int) int {
@@ -199,7 +195,7 @@ func splitCL100K(s string, i int) int {
 	if j < len(s) && isASCIILetter(s[j]) {
 		k := j + 1
 		for ; k+8 <= len(s); k += 8 { // (runOut)
-			if out := runOut(le64(unsafe.StringData(s[k:])), 'a', 'z', 0x20); out != 0 {
+			if out := runOut(le64(unsafe.Pointer(unsafe.StringData(s[k:]))), 'a', 'z', 0x20); out != 0 {
 				k += bits.TrailingZeros64(out) >> 3
 				break
 			}
@@ -306,7 +302,7 @@ func splitO200K(s string, i int) int {
 			k++
 		}
 		for ; k+8 <= len(s); k += 8 { // (runOut)
-			if out := runOut(le64(unsafe.StringData(s[k:])), 'a', 'z', 0); out != 0 {
+			if out := runOut(le64(unsafe.Pointer(unsafe.StringData(s[k:]))), 'a', 'z', 0); out != 0 {
 				k += bits.TrailingZeros64(out) >> 3
 				break
 			}

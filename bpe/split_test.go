@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // An oracle for the pre-tokenizers built on Go's regexp package, which matches leftmost-first
@@ -184,7 +185,7 @@ func TestRunOut(t *testing.T) {
 							break
 						}
 					}
-					out := runOut(le64(&b[0]), r.lo, r.hi, r.fold)
+					out := runOut(le64(unsafe.Pointer(&b[0])), r.lo, r.hi, r.fold)
 					if got := bits.TrailingZeros64(out) >> 3; got != want {
 						t.Fatalf("runOut(% x, %q..%q, fold %#x): first byte out %d, want %d", b, r.lo, r.hi, r.fold, got, want)
 					}

@@ -413,7 +413,7 @@ func (v *vocab) rankShort(t string) uint32 {
 		}
 		return v.t3.ranks[at3(v.t3.at[row], b2)+uint32(bits.OnesCount64(x&(bit-1)))]
 	}
-	k8 := uint64(le32(b)) | uint64(le32(unsafe.Add(b, n-4)))<<(8*(n-4))
+	k8 := key48(b, n)
 	h := (k8 ^ uint64(n)*hm1) * hm2
 	h ^= h >> 29
 	h *= hm2
@@ -493,9 +493,17 @@ const (
 	hm2 = 0xC2B2AE3D27D4EB4F
 )
 
-// le32 is the four bytes at b as a little-endian number, as keyHash reads them (one load on
-// the machines Go runs on, most of them little-endian).
+// le32 and le64 are the four and eight bytes at b as little-endian numbers, as keyHash reads
+// them (one load on the machines Go runs on, most of them little-endian).
 func le32(b unsafe.Pointer) uint32 { return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(b), 4)) }
+func le64(b unsafe.Pointer) uint64 { return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(b), 8)) }
+
+// key48 is keyHash's k8 for the n bytes at b, 4 <= n <= 8: the first four bytes and the last
+// four, little-endian, overlapping where n < 8. rankShort and countPiece make their keys with
+// it too, so the keys of the tables and of every lookup are one computation.
+func key48(b unsafe.Pointer, n int) uint64 {
+	return uint64(le32(b)) | uint64(le32(unsafe.Add(b, n-4)))<<(8*(n-4))
+}
 
 // keyHash returns the first 8 bytes of t (little-endian, zero-padded) and a hash of t. The
 // hash is fast and unseeded: the keys are the fixed vocabulary.
@@ -506,7 +514,7 @@ func keyHash(t string) (k8, h uint64) {
 	case n >= 8:
 		k8 = binary.LittleEndian.Uint64(b)
 	case n >= 4:
-		k8 = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+		k8 = key48(unsafe.Pointer(&b[0]), n)
 	case n > 0:
 		k8 = uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
 	}
