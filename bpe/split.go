@@ -165,6 +165,18 @@ const spaceNL = 2
 
 func isASCIILetter(b byte) bool { return (b|0x20)-'a' < 26 }
 
+// lowerRun8 returns where the run of ASCII lowercase letters (of either case, with fold 0x20)
+// in s from k ends, or the first place from which fewer than eight bytes are left if it goes
+// on that far, for the byte loop to finish: eight bytes at a time (runOut).
+func lowerRun8(s string, k int, fold byte) int {
+	for ; k+8 <= len(s); k += 8 {
+		if out := runOut(le64(unsafe.Pointer(unsafe.StringData(s[k:]))), 'a', 'z', fold); out != 0 {
+			return k + bits.TrailingZeros64(out)>>3
+		}
+	}
+	return k
+}
+
 // runOut returns the high bit of each byte of w that is out of the range lo..hi (ASCII, lo >
 // 0x20) once ORed with fold (0 or 0x20). The split reads runs of ASCII letters eight bytes at
 // a time with it: for the few letters of a word that costs about as many instructions as a
@@ -194,12 +206,7 @@ func splitCL100K(s string, i int) int {
 	}
 	if j < len(s) && isASCIILetter(s[j]) {
 		k := j + 1
-		for ; k+8 <= len(s); k += 8 { // (runOut)
-			if out := runOut(le64(unsafe.Pointer(unsafe.StringData(s[k:]))), 'a', 'z', 0x20); out != 0 {
-				k += bits.TrailingZeros64(out) >> 3
-				break
-			}
-		}
+		k = lowerRun8(s, k, 0x20)
 		for k < len(s) && isASCIILetter(s[k]) {
 			k++
 		}
@@ -301,12 +308,7 @@ func splitO200K(s string, i int) int {
 		for k < len(s) && s[k]-'A' < 26 {
 			k++
 		}
-		for ; k+8 <= len(s); k += 8 { // (runOut)
-			if out := runOut(le64(unsafe.Pointer(unsafe.StringData(s[k:]))), 'a', 'z', 0); out != 0 {
-				k += bits.TrailingZeros64(out) >> 3
-				break
-			}
-		}
+		k = lowerRun8(s, k, 0)
 		for k < len(s) && s[k]-'a' < 26 {
 			k++
 		}
