@@ -33,16 +33,14 @@ func New(expr string) *Regexp {
 	return r
 }
 
-// MustCompileAll compiles every expression made by New so far, and panics on the first that
-// does not compile (naming it).
+// MustCompileAll compiles every expression made by New so far, and panics as
+// regexp.MustCompile does (naming the expression) on the first that does not compile. It
+// returns how many there are.
 func MustCompileAll() int {
 	mu.Lock()
 	list := append([]*Regexp(nil), all...)
 	mu.Unlock()
 	for _, r := range list {
-		if _, err := regexp.Compile(r.expr); err != nil {
-			panic("lazyre: " + err.Error())
-		}
 		r.get()
 	}
 	return len(list)
@@ -57,10 +55,8 @@ func (r *Regexp) String() string { return r.expr }
 // The methods below are regexp.Regexp's, on the expression compiled on first use.
 
 func (r *Regexp) MatchString(s string) bool      { return r.get().MatchString(s) }
-func (r *Regexp) Match(b []byte) bool            { return r.get().Match(b) }
 func (r *Regexp) FindString(s string) string     { return r.get().FindString(s) }
 func (r *Regexp) FindStringIndex(s string) []int { return r.get().FindStringIndex(s) }
-func (r *Regexp) FindIndex(b []byte) []int       { return r.get().FindIndex(b) }
 func (r *Regexp) FindStringSubmatch(s string) []string {
 	return r.get().FindStringSubmatch(s)
 }
@@ -71,23 +67,11 @@ func (r *Regexp) FindAllString(s string, n int) []string { return r.get().FindAl
 func (r *Regexp) FindAllStringIndex(s string, n int) [][]int {
 	return r.get().FindAllStringIndex(s, n)
 }
-func (r *Regexp) FindAllIndex(b []byte, n int) [][]int { return r.get().FindAllIndex(b, n) }
-func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
-	return r.get().FindAllStringSubmatch(s, n)
-}
 func (r *Regexp) FindAllStringSubmatchIndex(s string, n int) [][]int {
 	return r.get().FindAllStringSubmatchIndex(s, n)
-}
-func (r *Regexp) ReplaceAllString(src, repl string) string {
-	return r.get().ReplaceAllString(src, repl)
-}
-func (r *Regexp) ReplaceAllLiteralString(src, repl string) string {
-	return r.get().ReplaceAllLiteralString(src, repl)
 }
 func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
 	return r.get().ReplaceAllStringFunc(src, repl)
 }
 func (r *Regexp) SubexpIndex(name string) int    { return r.get().SubexpIndex(name) }
-func (r *Regexp) SubexpNames() []string          { return r.get().SubexpNames() }
-func (r *Regexp) NumSubexp() int                 { return r.get().NumSubexp() }
 func (r *Regexp) Split(s string, n int) []string { return r.get().Split(s, n) }
