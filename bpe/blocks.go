@@ -1,5 +1,7 @@
 package bpe
 
+import "unsafe"
+
 // mergeBlocks is the merge of short pieces and segments (2..blockMax bytes): tiktoken's
 // merge over a list of parts in stack arrays, with the keys of the pairs kept in blocks of
 // eight and the largest key of each block beside them, so that finding the next pair reads
@@ -41,7 +43,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 	if sc != nil && sc.filtersFirst {
 		filters = sc.cut
 	}
-	pair := v.pair[:1<<16]
+	pair, base := v.pair[:1<<16], unsafe.Pointer(unsafe.StringData(p))
 	for i := 0; i < n-1; i++ {
 		key[i&63] = blockKey(uint32(pair[uint16(p[i])<<8|uint16(p[i+1])]), i)
 		next[i&63] = uint8(i + 1)
@@ -78,9 +80,9 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		if k < n {
 			prev[k&63] = uint8(i + 1)
 			r2 := noRank
-			if t := p[i:next[k&63]]; filters != nil {
-				r2 = v.filteredRank(filters, t)
-			} else if sc == nil {
+			if e := int(next[k&63]); filters != nil {
+				r2 = v.filteredRankAt(filters, unsafe.Add(base, i), e-i)
+			} else if t := p[i:e]; sc == nil {
 				if len(t) <= 8 {
 					r2 = v.rankShort(t)
 				} else {
@@ -104,9 +106,9 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		q := int(prev[i]) - 1
 		if q >= 0 {
 			r3 := noRank
-			if t := p[q:k]; filters != nil {
-				r3 = v.filteredRank(filters, t)
-			} else if sc == nil {
+			if filters != nil {
+				r3 = v.filteredRankAt(filters, unsafe.Add(base, q), k-q)
+			} else if t := p[q:k]; sc == nil {
 				if len(t) <= 8 {
 					r3 = v.rankShort(t)
 				} else {
@@ -187,6 +189,7 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 	if sc.lb == nil {
 		sc.lb = new(longBlocks)
 	}
+
 	if sc.cacheOf != v {
 		clear(sc.cache[:])
 		sc.cacheOf = v
@@ -220,6 +223,7 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 	if sc.filtersFirst {
 		filters = sc.cut
 	}
+	base := unsafe.Pointer(unsafe.StringData(p))
 	merges := 0
 	for ; ; merges++ {
 		var top uint32
@@ -244,10 +248,10 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 		if k < n {
 			prev[k&mask] = uint16(i + 1)
 			r2 := noRank
-			if t := p[i:next[k&mask]]; filters == nil {
-				r2 = v.pairRank(sc, r, pt[k&mask], t)
+			if e := int(next[k&mask]); filters == nil {
+				r2 = v.pairRank(sc, r, pt[k&mask], p[i:e])
 			} else {
-				r2 = v.filteredRank(filters, t)
+				r2 = v.filteredRankAt(filters, unsafe.Add(base, i), e-i)
 			}
 			key[i] = ^(r2<<10 | uint32(i))
 		}
@@ -255,10 +259,10 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 		if q >= 0 {
 			key[q&mask] = 0
 			r3 := noRank
-			if t := p[q:k]; filters == nil {
-				r3 = v.pairRank(sc, pt[q&mask], r, t)
+			if filters == nil {
+				r3 = v.pairRank(sc, pt[q&mask], r, p[q:k])
 			} else {
-				r3 = v.filteredRank(filters, t)
+				r3 = v.filteredRankAt(filters, unsafe.Add(base, q), k-q)
 			}
 			key[q&mask] = ^(r3<<10 | uint32(q))
 		}

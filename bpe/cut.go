@@ -50,25 +50,25 @@ const candBits = 19
 // candBit is the bit of head or tail for the four bytes at b: a multiplicative hash.
 func candBit(b unsafe.Pointer) uint32 { return *(*uint32)(b) * 0x9E3779B1 >> (32 - candBits) }
 
-// filteredRank is the rank of the candidate t (3 bytes or more), or noRank: the filters rule
-// most candidates that are no token out with one read each, and only those they let through
-// are looked up.
-func (v *vocab) filteredRank(c *cutTable, t string) uint32 {
-	p := unsafe.Pointer(unsafe.StringData(t))
-	if len(t) == 3 {
+// filteredRankAt is the rank of the n bytes at p (a candidate of 3 bytes or more), or noRank:
+// the filters rule most candidates that are no token out with one read each, and only those
+// they let through are looked up. (The merges pass the bytes as a pointer and a length, not a
+// string, whose slicing checks bounds on the path from one merge to the next.)
+func (v *vocab) filteredRankAt(c *cutTable, p unsafe.Pointer, n int) uint32 {
+	if n == 3 {
 		if k := tok3Bit(p); c.tok3[k>>6]&(1<<(k&63)) == 0 {
 			return noRank
 		}
-		return v.rankShort(t)
+		return v.rankShort(unsafe.String((*byte)(p), 3))
 	}
-	h, e := candBit(p), candBit(unsafe.Add(p, len(t)-4))
+	h, e := candBit(p), candBit(unsafe.Add(p, n-4))
 	if c.head[h>>6]&(1<<(h&63)) == 0 || c.tail[e>>6]&(1<<(e&63)) == 0 {
 		return noRank
 	}
-	if len(t) <= 8 {
-		return v.rankShort(t)
+	if n <= 8 {
+		return v.rankShort(unsafe.String((*byte)(p), n))
 	}
-	return v.rank(t)
+	return v.rank(unsafe.String((*byte)(p), n))
 }
 
 // tok3Bit is the bit of tok3 for the three bytes at b (which end where a string may end, so
@@ -264,7 +264,7 @@ func (v *vocab) mergeThree(s string, out []int, sc *scratch) ([]int, int) {
 	if sc == nil || sc.cut == nil {
 		r = v.rankShort(s)
 	} else {
-		r = v.filteredRank(sc.cut, s)
+		r = v.filteredRankAt(sc.cut, unsafe.Pointer(unsafe.StringData(s)), 3)
 	}
 	if r != noRank {
 		if out != nil {

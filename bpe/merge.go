@@ -3,6 +3,7 @@ package bpe
 import (
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // The merge step: tiktoken's byte-pair merge. Starting from single bytes, repeatedly merge
@@ -51,7 +52,7 @@ type scratch struct {
 	prMiss              int  // asks of pairRank that the cache did not answer (see choose)
 	chosen, chosenCount int  // where choose last chose, and the tokens before
 	filterRun           int  // the bytes choose reads the filters first for after its next probe that finds them better
-	filtersFirst        bool // the merges read the filters of cut.go (filteredRank) instead of asking pairRank
+	filtersFirst        bool // the merges read the filters of cut.go (filteredRankAt) instead of asking pairRank
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
@@ -112,7 +113,7 @@ const cacheBits = 12
 // hashing the bytes. An entry is 1<<63 | a<<41 | b<<21 | rank (low21 for no token).
 //
 // Within a cut piece (cut.go), most candidates are no token, and the filters of the cut
-// table (filteredRank) say so without hashing them. Where the cache answers most asks (white space)
+// table (filteredRankAt) say so without hashing them. Where the cache answers most asks (white space)
 // it is read first, and the filters only on a miss; where it answers few (random letters,
 // whose pairs rarely repeat), the callers read the filters first and ask only for the
 // candidates that pass them. choose (cut.go) chooses, from the misses that pairRank counts.
@@ -135,7 +136,7 @@ func (v *vocab) pairRankMiss(sc *scratch, key, i uint64, t string) uint32 {
 	if c := sc.cut; c == nil || sc.filtersFirst || len(t) < 3 {
 		r = v.rank(t)
 	} else {
-		r = v.filteredRank(c, t)
+		r = v.filteredRankAt(c, unsafe.Pointer(unsafe.StringData(t)), len(t))
 	}
 	sc.cache[i] = key<<21 | uint64(r&low21)
 	return r
