@@ -48,9 +48,8 @@
 // token can reach across (no two-byte token there, and neither three-byte string around it
 // inside any token: cut.go), which splits random letters, white space or punctuation into
 // segments of a few bytes, each merged alone (through block maxima, two levels of them up to
-// 1 KiB). Their merges' candidates, mostly no token, are first read in filters of one load
-// each: bitmaps of the hashed three-byte tokens, and of the hashed first and last four bytes
-// of the longer ones (cut.go).
+// 1 KiB). Their merges' candidates, mostly no token, are first read in two bitmaps of hashes
+// of each token's length and end bytes, with no branch on the candidate's length (cut.go).
 // A segment of 16 KiB or more (a megabyte of spaces, a long run with no cut) merges window by
 // window, each window cut where its own merge puts a token boundary, the junctions proved not
 // to change the result and a window equal to the previous one not merged again (chunked.go),
