@@ -189,7 +189,6 @@ func (v *vocab) blocksLong(p string, sc *scratch) int {
 	if sc.lb == nil {
 		sc.lb = new(longBlocks)
 	}
-
 	if sc.cacheOf != v {
 		clear(sc.cache[:])
 		sc.cacheOf = v

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // naiveMerge is tiktoken's _byte_pair_merge transcribed as plainly as possible, with no
@@ -328,6 +329,51 @@ func intsOf(toks []uint32) []int {
 // TestCutMerge checks the cut merge (cut.go) against the same pieces merged in one run
 // (mergeLong, itself checked against tiktoken's merge in TestMergeImplementations), on
 // texts with many cuts, few cuts and none, and that it really cuts.
+// TestCandidateFilter checks that the filters of the cut pieces' merges let every token of
+// three bytes or more through to its own rank, and that they rule most strings that are no
+// token out: random strings of 3 to 12 bytes, tokens' prefixes or letters alike.
+func TestCandidateFilter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, name := range Names() {
+		v := mustGet(t, name).v
+		c := v.cuts()
+		off := v.offsets()
+		tokens := 0
+		for r := 0; r < v.n; r++ {
+			tok := v.blob[off[r]:off[r+1]]
+			if len(tok) < 3 {
+				continue
+			}
+			tokens++
+			if got := v.filteredRankAt(c, unsafe.Pointer(unsafe.StringData(tok)), len(tok)); got != uint32(r) {
+				t.Fatalf("%s: filteredRankAt(%q) = %d, want its rank %d", name, tok, int32(got), r)
+			}
+		}
+		passed, asked := 0, 0
+		for range 100_000 {
+			b := make([]byte, 3+rng.IntN(10))
+			for i := range b {
+				b[i] = "abcdefghijklmnopqrstuvwxyz \t\n"[rng.IntN(29)]
+			}
+			if v.rank(string(b)) != noRank {
+				continue
+			}
+			asked++
+			if v.filteredRankAt(c, unsafe.Pointer(&b[0]), len(b)) != noRank {
+				t.Fatalf("%s: filteredRankAt(%q) is a rank, but it is no token", name, b)
+			}
+			h, e := candHash(unsafe.Pointer(&b[0]), len(b))
+			if c.head[h>>6]>>(h&63)&(c.tail[e>>6]>>(e&63))&1 != 0 {
+				passed++
+			}
+		}
+		t.Logf("%s: %d tokens of 3 bytes or more pass; %d of %d strings that are no token pass", name, tokens, passed, asked)
+		if tokens < 50_000 || passed*10 > asked {
+			t.Fatalf("%s: %d tokens of 3 bytes or more; the filters passed %d of %d strings that are no token (want under a tenth)", name, tokens, passed, asked)
+		}
+	}
+}
+
 func TestCutMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	alphabets := []string{"ab", "aab", "etaoinshr", "abcdefghijklmnopqrstuvwxyz", "aBcDeFgHiJ",

@@ -47,8 +47,9 @@ type cutTable struct {
 const candBits = 19
 
 // filteredRankAt is the rank of the n bytes at p (a candidate of 3 bytes or more), or noRank:
-// the filters rule most candidates that are no token out with one read each, and only those
-// they let through are looked up. (The merges pass the bytes as a pointer and a length, not a
+// the filters rule most candidates that are no token out with two reads (4% of random strings of
+// letters and white space pass on o200k_base, 1.5% on cl100k_base: TestCandidateFilter), and
+// only those they let through are looked up. (The merges pass the bytes as a pointer and a length, not a
 // string, whose slicing checks bounds on the path from one merge to the next.)
 func (v *vocab) filteredRankAt(c *cutTable, p unsafe.Pointer, n int) uint32 {
 	h, e := candHash(p, n)
