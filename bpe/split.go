@@ -205,8 +205,7 @@ func splitCL100K(s string, i int) int {
 		j = i + 1
 	}
 	if j < len(s) && isASCIILetter(s[j]) {
-		k := j + 1
-		k = lowerRun8(s, k, 0x20)
+		k := lowerRun8(s, j+1, 0x20)
 		for k < len(s) && isASCIILetter(s[k]) {
 			k++
 		}
