@@ -151,3 +151,20 @@ func coldAlloc(f func()) uint64 {
 	runtime.ReadMemStats(&m1)
 	return m1.TotalAlloc - m0.TotalAlloc
 }
+
+// BenchmarkSpaces splits 4 MiB of random white space (the class "whitespace"): spaces alone,
+// which reads long runs eight bytes at a time (spacesLong).
+func BenchmarkSpaces(b *testing.B) {
+	var text string
+	for _, c := range inputClasses {
+		if c.name == "whitespace" {
+			text = c.gen(classSize)
+		}
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		for i := 0; i < len(text); {
+			i = spaces(text, i)
+		}
+	}
+}

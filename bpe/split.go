@@ -112,6 +112,9 @@ func spaces(s string, i int) int {
 	last := i    // start of the last character of the run
 	j := i
 	for j < len(s) {
+		if j-i >= 16 && j+10 <= len(s) { // a long run: eight bytes at a time
+			j, last, lastNL = spacesLong(s, j, last, lastNL)
+		}
 		b := s[j]
 		if b < 0x80 {
 			f := asciiSpace[b]
@@ -147,6 +150,60 @@ func spaces(s string, i int) int {
 		return j
 	}
 	return last // \s+(?!\S) leaves the last space for the next piece
+}
+
+// spacesLong goes on with spaces' run at j (a character's start, with j+10 <= len(s)), eight
+// bytes at a time, through ASCII white space, NBSP and U+3000, with no branch on the bytes
+// (where these come in random order, as in a run of mixed white space, spaces' tests of each
+// character mispredict: BenchmarkSpaces, 9.6 ms a pass byte by byte, 5.5 ms this way; eight
+// bytes of one kind, as in a run of spaces, take one test). It returns the start of the first character
+// that is none of these, or of the last one it read whole, for spaces to go on from, with last
+// and lastNL as spaces keeps them.
+func spacesLong(s string, j, last, lastNL int) (int, int, int) {
+	const ones, lo7, hi = 0x0101010101010101, 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	// eq has the top bit of each byte of w that equals c set, and no other bit.
+	eq := func(w uint64, c byte) uint64 {
+		x := w ^ ones*uint64(c)
+		return ^((x&lo7 + lo7) | x) & hi
+	}
+	b := unsafe.Pointer(unsafe.StringData(s))
+	var carry uint64 // the bytes of the word at j that a character begun before it covers
+	for ; j+10 <= len(s); j += 8 {
+		w := le64(unsafe.Add(b, j))
+		if c := byte(w); w == ones*uint64(c) && c < 0x80 && asciiSpace[c] != 0 { // eight of one byte
+			last = j + 7
+			if asciiSpace[c] == spaceNL {
+				lastNL = j + 8
+			}
+			continue
+		}
+		w1, w2 := le64(unsafe.Add(b, j+1)), le64(unsafe.Add(b, j+2))
+		nbsp := eq(w, 0xC2) & eq(w1, 0xA0)
+		ideo := eq(w, 0xE3) & eq(w1, 0x80) & eq(w2, 0x80)
+		lo := w & lo7 // \t to \r: 9 <= lo < 14, and no top bit
+		ascii := (eq(w, ' ') | (lo+ones*(0x80-9))&^(lo+ones*(0x80-14))&^w) & hi
+		starts := ascii | nbsp | ideo
+		un := ^(starts | nbsp<<8 | ideo<<8 | ideo<<16 | carry) & hi // bytes that are in no character
+		end := uint(64)                                             // the first of them, in bits
+		if un != 0 {
+			end = uint(bits.TrailingZeros64(un)) - 7
+		}
+		before := uint64(1)<<end - 1 // (all ones for end == 64)
+		if m := starts & before; m != 0 {
+			last = j + (63-bits.LeadingZeros64(m))>>3
+		}
+		if m := (eq(w, '\n') | eq(w, '\r')) & before; m != 0 {
+			lastNL = j + (63-bits.LeadingZeros64(m))>>3 + 1
+		}
+		if un != 0 {
+			return j + int(end>>3), last, lastNL
+		}
+		carry = nbsp>>56 | ideo>>48 | ideo>>56
+	}
+	if carry != 0 { // j is inside the last character read: go on from its start
+		return last, last, lastNL
+	}
+	return j, last, lastNL
 }
 
 // asciiSpace tells spaces which ASCII bytes are white space: spaceNL for \r and \n, 1 for the

@@ -149,6 +149,35 @@ func TestSplitOracle(t *testing.T) {
 	}
 }
 
+// TestLongSpaceRuns compares the pre-tokenizers with the regexp oracle on long runs of white
+// space, which spaces reads eight bytes at a time (spacesLong): every white space character,
+// mixed at random, with pieces of NBSP and U+3000 and other characters among them now and
+// then, and the run's end at every place of a word.
+func TestLongSpaceRuns(t *testing.T) {
+	spacesAll := []string{" ", " ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\u00a0", "\u00a0", "\u3000", "\u3000",
+		"\u0085", "\u1680", "\u2000", "\u2007", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f"}
+	others := []string{"a", "Z", "1", ".", "中", "\xc2", "\xa0", "\xe3", "\xe3\x80", "\x80", "\xc2\xa1", "\xe3\x80\x81", "\x00", "\x1c", "\xff"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sb strings.Builder
+	for n := 0; n < 20000; n++ {
+		sb.Reset()
+		common := rng.IntN(2) == 0 // only the characters spacesLong reads itself
+		for k := 16 + rng.IntN(80); k >= 0; k-- {
+			if rng.IntN(40) == 0 {
+				sb.WriteString(others[rng.IntN(len(others))])
+			} else if common {
+				sb.WriteString(spacesAll[rng.IntN(12)])
+			} else {
+				sb.WriteString(spacesAll[rng.IntN(len(spacesAll))])
+			}
+		}
+		if rng.IntN(2) == 0 {
+			sb.WriteString(others[rng.IntN(len(others))])
+		}
+		checkSplit(t, sb.String())
+	}
+}
+
 // FuzzSplit compares the pre-tokenizers with the regexp oracle on any input, invalid UTF-8
 // included.
 func FuzzSplit(f *testing.F) {
