@@ -51,6 +51,11 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		pt[i&63] = v.byte1[p[i]]
 	}
 	next[(n-1)&63], prev[(n-1)&63], pt[(n-1)&63] = uint8(n), uint8(n-1), v.byte1[p[n-1]]
+	parts := n
+	if sc != nil && sc.units != nil && filters == nil {
+		// (Reading the filters first, as for random letters, starting from units is slower.)
+		parts = v.joinUnits(p, sc, &key, &next, &prev, &pt)
+	}
 	nb := (n + 6) >> 3 // blocks holding pairs
 	for b := 0; b < nb; b++ {
 		bm[b&7] = blockMax8((*[8]uint32)(key[(b&7)*8:]))
@@ -137,7 +142,7 @@ func (v *vocab) mergeBlocks(p string, tok *[blockMax]uint32, sc *scratch) int {
 		}
 	}
 	if tok == nil {
-		return n - merges
+		return parts - merges
 	}
 	c := 0
 	for i := 0; i < n; i = int(next[i&63]) {

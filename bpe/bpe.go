@@ -24,6 +24,7 @@ type Encoding struct {
 	data    string
 	tab     string // the prebuilt hash tables (vocab.go)
 	tri     string // the list of three-byte strings inside tokens (cut.go)
+	units   string // the unit tables (units.go)
 	split   func(s string, i int) int
 	pair    *[1 << 16]int32 // where its table of two-byte tokens goes (pairTables)
 	special map[int]string  // special tokens, for Decode only
@@ -45,6 +46,7 @@ var encodings = []*Encoding{
 		data:  o200kData,
 		tab:   o200kTab,
 		tri:   o200kTri,
+		units: o200kUnits,
 		split: splitO200K,
 		special: map[int]string{
 			199999: "<|endoftext|>",
@@ -57,6 +59,7 @@ var encodings = []*Encoding{
 		data:  cl100kData,
 		tab:   cl100kTab,
 		tri:   cl100kTri,
+		units: cl100kUnits,
 		split: splitCL100K,
 		special: map[int]string{
 			100257: "<|endoftext|>",
@@ -140,7 +143,7 @@ func (e *Encoding) load() {
 	loadClasses()
 	e.v, e.err = parseVocab(e.data, e.tab, e.pair)
 	if e.err == nil {
-		e.v.triList = e.tri
+		e.v.triList, e.v.unitList = e.tri, e.units
 	}
 }
 

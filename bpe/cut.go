@@ -188,7 +188,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 	}
 	c := v.cuts()
 	sc := m.scratch(v)
-	sc.cut = c
+	sc.cut, sc.units = c, v.units()
 	n, count, start := len(p), 0, 0
 	sc.filtersFirst, sc.prMiss, sc.chosen, sc.chosenCount, sc.filterRun = filtersFirstStart, 0, 0, 0, filterRunMin
 	chooseAt := probeBytes
@@ -236,7 +236,7 @@ func (v *vocab) mergeCut(p string, out []int, m *merger) ([]int, int) {
 		}
 	}
 	out, k := v.mergeSegment(p[start:], out, m)
-	sc.cut = nil
+	sc.cut, sc.units = nil, nil
 	return out, count + k
 }
 

@@ -56,7 +56,8 @@ type scratch struct {
 
 	lb *longBlocks // mergeBlocksLong's arrays
 
-	cut *cutTable // the bitmaps and filters of cut.go while a cut piece is merged, else nil
+	cut   *cutTable   // the bitmaps and filters of cut.go while a cut piece is merged, else nil
+	units *unitTables // the tables of units.go while a cut piece is merged, else nil
 
 	pcs [2]*pieceCache // the caches of merged pieces of the last two vocabularies used
 }

@@ -31,9 +31,12 @@ type vocab struct {
 	offOnce sync.Once // off, made on first use (Decode): counting never needs it
 	off     []uint32  // token r is blob[off[r]:off[r+1]]
 
-	cutOnce sync.Once // the bitmaps of cut.go, made on the first long piece
-	cut     *cutTable
-	triList string // the list of three-byte strings inside tokens (data/*.tri), if embedded
+	cutOnce  sync.Once // the bitmaps of cut.go, made on the first long piece
+	cut      *cutTable
+	unitOnce sync.Once // the tables of units.go, made with the bitmaps of cut.go
+	unitTab  *unitTables
+	triList  string // the list of three-byte strings inside tokens (data/*.tri), if embedded
+	unitList string // the unit tables (data/*.unit), if embedded
 }
 
 // slot is one entry of the hash tables: the token's first 8 bytes (zero-padded), so that

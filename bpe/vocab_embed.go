@@ -21,3 +21,9 @@ var o200kTri string
 
 //go:embed data/cl100k_base.tri
 var cl100kTri string
+
+//go:embed data/o200k_base.unit
+var o200kUnits string
+
+//go:embed data/cl100k_base.unit
+var cl100kUnits string

@@ -10,3 +10,6 @@ var o200kTab, cl100kTab string
 
 // Nor the lists of three-byte strings of cut.go: they are built from the tokens.
 var o200kTri, cl100kTri string
+
+// Nor the unit tables of units.go: they are built from the tokens.
+var o200kUnits, cl100kUnits string

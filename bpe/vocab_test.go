@@ -60,7 +60,8 @@ var updateTables = flag.Bool("update-tables", false, "rewrite data/*.tab from a 
 
 // TestTables checks that the embedded tables (data/*.tab) are exactly what parseVocab builds
 // from the vocabulary, and that the encodings use them; and that the embedded lists of
-// three-byte strings (data/*.tri) are those of the tokens and read back to the same bitmap.
+// three-byte strings (data/*.tri) are those of the tokens and read back to the same bitmap, and
+// the unit tables (data/*.unit) those built from the tokens.
 func TestTables(t *testing.T) {
 	for _, e := range encodings {
 		built, err := parseVocab(e.data, "", nil)
@@ -72,7 +73,13 @@ func TestTables(t *testing.T) {
 		tri := built.buildTri()
 		wantTri := writeTri(tri)
 		triPath := "data/" + e.name + ".tri"
+		units := built.buildUnits()
+		wantUnits := writeUnits(units)
+		unitPath := "data/" + e.name + ".unit"
 		if *updateTables {
+			if err := os.WriteFile(unitPath, wantUnits, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(path, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -80,6 +87,11 @@ func TestTables(t *testing.T) {
 				t.Fatal(err)
 			}
 			continue
+		}
+		if string(wantUnits) != e.units {
+			t.Errorf("%s: %s differs from the unit tables built from the tokens; run go generate", e.name, unitPath)
+		} else if read := readUnits(e.units, built.n); read == nil || read.ctx != units.ctx || !slices.Equal(read.ext, units.ext) {
+			t.Errorf("%s: %s does not read back as the tables it was written from", e.name, unitPath)
 		}
 		if string(wantTri) != e.tri {
 			t.Errorf("%s: %s differs from the three-byte strings of the tokens; run go generate", e.name, triPath)
