@@ -326,9 +326,6 @@ func intsOf(toks []uint32) []int {
 	return out
 }
 
-// TestCutMerge checks the cut merge (cut.go) against the same pieces merged in one run
-// (mergeLong, itself checked against tiktoken's merge in TestMergeImplementations), on
-// texts with many cuts, few cuts and none, and that it really cuts.
 // TestCandidateFilter checks that the filters of the cut pieces' merges let every token of
 // three bytes or more through to its own rank, and that they rule most strings that are no
 // token out: random strings of 3 to 12 bytes, tokens' prefixes or letters alike.
@@ -374,6 +371,9 @@ func TestCandidateFilter(t *testing.T) {
 	}
 }
 
+// TestCutMerge checks the cut merge (cut.go) against the same pieces merged in one run
+// (mergeLong, itself checked against tiktoken's merge in TestMergeImplementations), on
+// texts with many cuts, few cuts and none, and that it really cuts.
 func TestCutMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	alphabets := []string{"ab", "aab", "etaoinshr", "abcdefghijklmnopqrstuvwxyz", "aBcDeFgHiJ",
