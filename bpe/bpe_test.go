@@ -198,7 +198,7 @@ func TestInvalidUTF8(t *testing.T) {
 
 func TestConcurrent(t *testing.T) {
 	// A long word and a long run of mixed white space: cut pieces, whose tables (cut.go,
-	// units.go) the goroutines may be the first to ask for at once.
+	// units.go) the goroutines share.
 	text := strings.Repeat("The quick brown fox. ", 200) + longWord(5000) + randomFrom(9, 5000, " ", "\t", "\u00a0", "\u3000", "  ") + "."
 	var wg sync.WaitGroup
 	for _, name := range Names() {
