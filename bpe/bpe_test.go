@@ -336,10 +336,9 @@ func TestCandidateFilter(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		c := v.cuts()
-		off := v.offsets()
 		tokens := 0
 		for r := 0; r < v.n; r++ {
-			tok := v.blob[off[r]:off[r+1]]
+			tok := v.token(uint32(r))
 			if len(tok) < 3 {
 				continue
 			}

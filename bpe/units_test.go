@@ -99,10 +99,9 @@ func TestUnitTables(t *testing.T) {
 	for _, name := range Names() {
 		v := mustGet(t, name).v
 		u := v.units()
-		off := v.offsets()
 		tokens := make([]string, v.n)
 		for r := range tokens {
-			tokens[r] = v.blob[off[r]:off[r+1]]
+			tokens[r] = v.token(uint32(r))
 		}
 		var pairs []string
 		for _, a := range []string{" \t\n\r\xc2\xa0\xe3\x80", "etaoinshrdlu"} {
