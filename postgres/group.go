@@ -51,6 +51,15 @@ import (
 // rather than failing. Nothing returns before its commit: the guarantee is the one of a
 // transaction per append; only the lock and the flush are shared.
 //
+// A batch of plain appends (no asks opened, answered or lapsed, no two of one seat with one key
+// or one body) is checked ahead of the lock instead (attemptAhead, migration 0011): its checks
+// run first, without a transaction, and parley_append_batch then takes the lock, finds that no
+// message of the batch's seats was stored since (so every check still holds), and stores the
+// messages at the seqs after the room's last seq, then the commit, all in one round trip. The
+// lock is then held while PostgreSQL runs that function and flushes the commit, not across two
+// round trips and two wake-ups of this process. When a message of one of its seats was stored
+// in between, it stores nothing and the batch runs again the usual way.
+//
 // A batch takes the appends already waiting. It waits for more only while posts to its room
 // are announced on their way, up to a bound (the commit wait, commitwait.go), so a lone append
 // is committed at once. The appends queued here while round trip 1 ran (many, when it waited
@@ -188,6 +197,118 @@ func (s *Store) commitBatch(room string, batch []*groupOp) {
 	}
 }
 
+// checkAhead lets a batch of plain appends run its checks before it takes the room's lock
+// (attemptAhead). A variable for the tests, which run batches both ways.
+var checkAhead = true
+
+// aheadHook, when not nil (the tests), runs between the checks and the writes of a batch
+// checked ahead of the lock.
+var aheadHook func(room string)
+
+// aheadOK reports whether ops can be checked ahead of the room's lock: none opens, answers or
+// lapses an ask (their statements name the batch's seqs, which are known only under the lock),
+// and no two of one seat share an idempotency key or a hash (the answer of the later would
+// name the seq of the earlier).
+func aheadOK(ops []*groupOp) bool {
+	for i, o := range ops {
+		if o.a.Lapses != nil || len(o.a.Asks) > 0 || len(o.a.Answers) > 0 {
+			return false
+		}
+		for _, p := range ops[:i] {
+			if p.m.Seat != o.m.Seat {
+				continue
+			}
+			if o.m.IdempotencyKey != "" && p.m.IdempotencyKey == o.m.IdempotencyKey {
+				return false
+			}
+			if len(o.m.Hash) > 0 && bytes.Equal(p.m.Hash, o.m.Hash) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// qAppendBatch stores the appends of a batch checked ahead of the lock (migration 0011): $1
+// the room, $2 the batch's seats, $3 the room's last seq when the checks ran, $4 the
+// notification's channel, then qInsertMessages' arrays from $2 on, as messageArrays makes them.
+const qAppendBatch = `SELECT parley_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
+
+// attemptAhead runs the batch with its checks ahead of the room's lock, in two round trips:
+//
+//  1. Without a transaction, the room's last seq and the posters' seats (qPeek), each append's
+//     idempotency check and the dedup checks of them all, as under the lock.
+//  2. The decisions made from them (decideAll) are sent to parley_append_batch, which takes
+//     the lock, finds that no message of the batch's seats was stored since the checks (so
+//     every check still holds), stores the messages at the seqs that follow the room's last
+//     seq then, raises it and notifies; then COMMIT, pipelined.
+//
+// The room's lock is held only from the function's start to the commit's flush, never across a
+// round trip. done is false, with nothing stored, when the batch must run the usual way
+// (attempt) instead: a statement failed for one append (its values, which the usual way finds),
+// the room is gone, or a message of one of the batch's seats was stored between the checks and
+// the lock.
+func (s *Store) attemptAhead(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp) (last int64, done bool, err error) {
+	seen, seats, found, bad, err := s.checkRound(ctx, conn, room, ops, postersOf(ops), false, roundAhead)
+	switch {
+	case errors.Is(err, errPerRow):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	case bad != nil || !found:
+		return 0, false, nil
+	}
+	stored, next, _ := decideAll(room, ops, seats, seen, false)
+	if len(stored) == 0 {
+		return 0, true, nil // every append a replay or refused: nothing to write
+	}
+	if aheadHook != nil {
+		aheadHook(room)
+	}
+	var seatNames []string
+	for _, o := range ops {
+		if !slices.Contains(seatNames, o.m.Seat) {
+			seatNames = append(seatNames, o.m.Seat)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(qAppendBatch, append([]any{room, seatNames, seen, channel}, messageArrays(room, stored)[1:]...)...)
+	b.Queue(`COMMIT`)
+	br := conn.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return 0, false, fmt.Errorf("append: %w", err)
+	}
+	var base *int64
+	if err := br.QueryRow().Scan(&base); err != nil {
+		br.Close()
+		if !isStatementError(err) {
+			return 0, false, fmt.Errorf("append: %w", err)
+		}
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			return 0, false, fmt.Errorf("append: rollback: %w", err)
+		}
+		return 0, false, nil
+	}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return 0, false, fmt.Errorf("append: commit: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return 0, false, fmt.Errorf("append: %w", err)
+	}
+	if base == nil || *base < 0 {
+		return 0, false, nil // the room is gone, or the checks no longer hold: committed nothing
+	}
+	shift := *base - seen
+	for _, o := range stored {
+		o.seq += shift
+		o.out = parley.Appended{Message: sqlstore.Stored(o.m, o.seq)}
+	}
+	return next + shift, true, nil
+}
+
 // stmtOwner tells which append a statement of a pipeline belongs to (nil: the batch's own).
 type stmtOwner struct {
 	op       *groupOp
@@ -208,9 +329,17 @@ var errPerRow = errors.New("an append of the batch was refused")
 // back), or an error that fails the whole batch.
 func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, perRow bool, more func(n int) []*groupOp) (last int64, bad *groupOp, err error) {
 	reset(ops)
+	if checkAhead && !perRow && aheadOK(ops) {
+		last, done, err := s.attemptAhead(ctx, conn, room, ops)
+		if done || err != nil {
+			return last, nil, err
+		}
+		s.aheadAgain.Add(1)
+		reset(ops) // and again the usual way, the checks under the lock
+	}
 
 	// Round trip 1: the lock and the checks.
-	last, seats, found, bad, err := s.checkRound(ctx, conn, room, ops, postersOf(ops), perRow, true)
+	last, seats, found, bad, err := s.checkRound(ctx, conn, room, ops, postersOf(ops), perRow, roundFirst)
 	if err != nil || bad != nil {
 		return 0, bad, err
 	}
@@ -231,48 +360,13 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 		if late := more(maxBatch - len(ops)); len(late) > 0 {
 			reset(late)
 			ops = append(ops[:len(ops):len(ops)], late...)
-			if _, seats, _, bad, err = s.checkRound(ctx, conn, room, late, postersOf(ops), false, false); err != nil || bad != nil {
+			if _, seats, _, bad, err = s.checkRound(ctx, conn, room, late, postersOf(ops), false, roundLate); err != nil || bad != nil {
 				return 0, bad, err
 			}
 		}
 	}
 
-	// Decide, in the batch's order, as if each append ran alone after the ones before it.
-	next := last
-	var stored []*groupOp
-	lapses := false
-	for _, o := range ops {
-		if o.a.Poster != nil {
-			if err := seats.check(room, o.a.Poster); err != nil {
-				o.err, o.failed = err, true
-				continue
-			}
-		}
-		decide(o, stored)
-		if o.failed || o.out.Replay {
-			continue
-		}
-		notes, err := sqlstore.MarshalNotes(o.m.Notes)
-		if err != nil {
-			o.err, o.failed = fmt.Errorf("append: %w", err), true
-			continue
-		}
-		words := wordsText(o.m.Body)
-		if perRow {
-			// Only a batch run a row at a time inserts each message with its own
-			// arguments; the shared INSERT takes the fields themselves (messageArrays).
-			args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
-			if err != nil {
-				o.err, o.failed = err, true
-				continue
-			}
-			o.args = append(args, words)
-		}
-		next++
-		o.seq, o.notes, o.words = next, notes, words
-		stored = append(stored, o)
-		lapses = lapses || o.a.Lapses != nil
-	}
+	stored, next, lapses := decideAll(room, ops, seats, last, perRow)
 	if len(stored) == 0 {
 		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
 			return 0, nil, fmt.Errorf("append: rollback: %w", err)
@@ -371,6 +465,48 @@ func (s *Store) attempt(ctx context.Context, conn *pgxpool.Conn, room string, op
 	return next, nil, nil
 }
 
+// decideAll decides each of ops, in the batch's order, as if each append ran alone after the
+// ones before it, from the checks and the seats read in the batch's first round trip and the
+// room's last seq then. It returns the appends to store, numbered on from last (with their
+// notes, words, and with perRow their own INSERT's arguments), the last of their seqs, and
+// whether one of them lapses an ask.
+func decideAll(room string, ops []*groupOp, seats seatStates, last int64, perRow bool) (stored []*groupOp, next int64, lapses bool) {
+	next = last
+	for _, o := range ops {
+		if o.a.Poster != nil {
+			if err := seats.check(room, o.a.Poster); err != nil {
+				o.err, o.failed = err, true
+				continue
+			}
+		}
+		decide(o, stored)
+		if o.failed || o.out.Replay {
+			continue
+		}
+		notes, err := sqlstore.MarshalNotes(o.m.Notes)
+		if err != nil {
+			o.err, o.failed = fmt.Errorf("append: %w", err), true
+			continue
+		}
+		words := wordsText(o.m.Body)
+		if perRow {
+			// Only a batch run a row at a time inserts each message with its own
+			// arguments; the shared INSERT takes the fields themselves (messageArrays).
+			args, err := sqlstore.MessageArgs(dialect{}, &o.m, next+1)
+			if err != nil {
+				o.err, o.failed = err, true
+				continue
+			}
+			o.args = append(args, words)
+		}
+		next++
+		o.seq, o.notes, o.words = next, notes, words
+		stored = append(stored, o)
+		lapses = lapses || o.a.Lapses != nil
+	}
+	return stored, next, lapses
+}
+
 // qLock locks the room's row (its last seq, $1) and reads the seats named in $2 (the batch's
 // posters): their names, whether each is revoked, and their token hashes, in three arrays
 // (NULL when there are none). The seats are read from the statement's snapshot, taken before
@@ -386,6 +522,13 @@ const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
 	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
 		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
 	WHERE r.name = $1 FOR NO KEY UPDATE OF r`
+
+// qPeek is qLock without the lock: the room's last seq and the seats, for a batch checked
+// ahead of the lock (attemptAhead).
+const qPeek = `SELECT r.last_seq, s.names, s.revoked, s.hashes
+	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
+		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
+	WHERE r.name = $1`
 
 // postersOf are the names of the seats that the batch's appends post as (Append.Poster), each
 // once, or nil.
@@ -654,20 +797,35 @@ func reset(ops []*groupOp) {
 	}
 }
 
-// checkRound is one round trip of checks for ops: with begin, BEGIN first; then the room's
-// lock, which also reads the seats named in posters (qLock: in a transaction that holds the
-// lock already, it reads them again and returns the same last seq); then each op's
+// checkRoundKind is which of its round trips a batch's checks are.
+type checkRoundKind int
+
+const (
+	roundFirst checkRoundKind = iota // BEGIN, the room's lock (qLock) and the checks
+	roundLate                        // the lock, held already (qLock again), and the late joiners' checks
+	roundAhead                       // no transaction and no lock: the room's last seq (qPeek) and the checks
+)
+
+// checkRound is one round trip of checks for ops: with roundFirst, BEGIN first; then the
+// room's lock, which also reads the seats named in posters (qLock: in a transaction that holds
+// the lock already, it reads them again and returns the same last seq; with roundAhead, qPeek,
+// which reads the same without the lock); then each op's
 // idempotency check and the dedup checks of them all (one per op with perRow). found is false
 // when the room does not exist. A statement that failed for one op names it (bad, with its
 // error set); errPerRow when the shared dedup checks failed.
-func (s *Store) checkRound(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, posters []string, perRow, begin bool) (last int64, seats seatStates, found bool, bad *groupOp, err error) {
+func (s *Store) checkRound(ctx context.Context, conn *pgxpool.Conn, room string, ops []*groupOp, posters []string, perRow bool, round checkRoundKind) (last int64, seats seatStates, found bool, bad *groupOp, err error) {
 	b := &pgx.Batch{}
 	var owners []stmtOwner
+	begin := round == roundFirst
 	if begin {
 		b.Queue(`BEGIN`)
 		owners = append(owners, stmtOwner{})
 	}
-	b.Queue(qLock, room, posters)
+	if round == roundAhead {
+		b.Queue(qPeek, room, posters)
+	} else {
+		b.Queue(qLock, room, posters)
+	}
 	owners = append(owners, stmtOwner{})
 	for _, o := range ops {
 		if o.m.IdempotencyKey != "" {

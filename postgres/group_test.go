@@ -224,6 +224,10 @@ func TestLateJoiners(t *testing.T) {
 		t.Run(room, func(t *testing.T) {
 			defer func(was bool) { lateJoiners = was }(lateJoiners)
 			lateJoiners = late
+			// A batch checked ahead of the lock waits for it with its checks done, and
+			// takes no late joiners: these appends go the usual way.
+			defer func(was bool) { checkAhead = was }(checkAhead)
+			checkAhead = false
 			if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
 				t.Fatal(err)
 			}
@@ -260,5 +264,89 @@ func TestLateJoiners(t *testing.T) {
 				t.Errorf("%d messages in %d transactions, want 13 in %d", rows, txs, wantTxs)
 			}
 		})
+	}
+}
+
+// TestCheckedAhead: a batch of plain appends runs its checks before it takes the room's lock,
+// and stores its messages only if no message of its seats was stored in between; here another
+// store (another process) appends between the checks and the writes (aheadHook).
+//   - bob's message comes in between: alice's is stored ahead all the same, at the seq after
+//     bob's, with no second attempt;
+//   - alice's own copy of the body comes in between: the checks no longer hold, the batch runs
+//     again with its checks under the lock, and the copy refuses it.
+func TestCheckedAhead(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	other, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer other.Close()
+	if !checkAhead {
+		t.Fatal("batches are not checked ahead of the lock by default")
+	}
+	const room = "ahead"
+	if _, err := s.pool.Exec(t.Context(), `INSERT INTO rooms (name, policy, created_at) VALUES ($1, '{}', now())`, room); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().UTC().Truncate(time.Second)
+	post := func(st *Store, c batchCase) storetest.Outcome {
+		return storetest.OutcomeOf(st.Append(t.Context(), c.append(room, t0)))
+	}
+	var hooked []storetest.Outcome
+	between := func(c batchCase) {
+		aheadHook = func(string) {
+			aheadHook = nil // once
+			hooked = append(hooked, post(other, c))
+		}
+	}
+	defer func() { aheadHook = nil }()
+
+	between(batchCase{seat: "bob", body: "v1 note b1 to all n=0", last: 500})
+	got := post(s, batchCase{seat: "alice", body: "v1 note a1 to all n=0", last: 500})
+	if len(hooked) != 1 || hooked[0].Seq != 1 || hooked[0].Code != "" {
+		t.Fatalf("bob's append between the checks and the writes: %+v, want stored at seq 1", hooked)
+	}
+	if got.Seq != 2 || got.Code != "" {
+		t.Errorf("alice's append after bob's came in: %+v, want stored at seq 2", got)
+	}
+	if n := s.aheadAgain.Load(); n != 0 {
+		t.Errorf("%d batches ran again, want 0: another seat's message leaves the checks standing", n)
+	}
+
+	between(batchCase{seat: "alice", body: "v1 note a2 to all n=0", last: 500})
+	got = post(s, batchCase{seat: "alice", body: "v1 note a2 to all n=0", last: 500})
+	if len(hooked) != 2 || hooked[1].Seq != 3 {
+		t.Fatalf("alice's copy between the checks and the writes: %+v, want stored at seq 3", hooked)
+	}
+	if got.Seq != 0 || got.Code != parley.ECONFLICT {
+		t.Errorf("alice's append after her copy came in: %+v, want refused as a repeat of seq 3", got)
+	}
+	if fmt.Sprint(got.DupSeq) != "3" {
+		t.Errorf("the refusal names seq %v (%q), want 3", got.DupSeq, got.Message)
+	}
+	if n := s.aheadAgain.Load(); n != 1 {
+		t.Errorf("%d batches ran again, want 1", n)
+	}
+
+	// A third append, alone: seq 4, and the room's seqs gapless.
+	if got := post(s, batchCase{seat: "alice", body: "v1 note a3 to all n=0", last: 500}); got.Seq != 4 {
+		t.Errorf("the next append: %+v, want seq 4", got)
+	}
+	msgs, err := s.Messages(t.Context(), room, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) {
+			t.Errorf("message %d has seq %d", i, m.Seq)
+		}
+	}
+	if len(msgs) != 4 {
+		t.Errorf("%d messages stored, want 4", len(msgs))
 	}
 }

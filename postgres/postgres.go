@@ -87,6 +87,8 @@ type Store struct {
 	migrated   atomic.Bool    // Open has brought the schema up to date (warm.go)
 	comingMu   sync.Mutex     // guards coming
 	coming     map[string]int // posts announced on their way to each room's Append (PostsComing)
+
+	aheadAgain atomic.Int64 // batches checked ahead of the lock that ran again the usual way (group.go)
 }
 
 // Option configures Open.

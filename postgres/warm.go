@@ -102,7 +102,7 @@ func (s *Store) awaitWarm(ctx context.Context, n int) {
 // size, the rate takes and give-back, the early dedup check, and the append's lock, checks and
 // inserts. Preparing runs nothing.
 func warmQueries() []string {
-	qs := []string{qTakeRates, qTakeRate, qGiveRate, qCheck, qLock, qChecks, qInsertMessagesSeq, qInsertMessages, qInsertMessage, qLastSeq, qAddStats}
+	qs := []string{qTakeRates, qTakeRate, qGiveRate, qCheck, qLock, qPeek, qChecks, qAppendBatch, qInsertMessagesSeq, qInsertMessages, qInsertMessage, qLastSeq, qAddStats}
 	for n := 1; n <= maxLookupBatch; n *= 2 {
 		qs = append(qs, tokenQueries[n], runQueries[n])
 	}
