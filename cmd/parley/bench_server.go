@@ -91,7 +91,7 @@ func runBenchServer(ctx context.Context, e *env, args []string) error {
 	instances := fs.Int("instances", 0, "start this many 'parley serve' processes on the --db PostgreSQL database and spread the seats over them (0: serve in this process)")
 	messages := fs.Int("messages", 10000, "messages to post in all")
 	stateMessages := fs.Int("state-messages", loadbench.DefaultStateMessages, "messages of the large room whose state and history pages are timed (stored directly, not posted)")
-	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it (default: 200µs on SQLite, 3ms on PostgreSQL; 0: never, as before the commit wait; with --instances, the servers')")
+	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it (default: 200µs on SQLite, 6ms on PostgreSQL; 0: never, as before the commit wait; with --instances, the servers')")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	runs := fs.Int("runs", 1, "run the whole bench this many times, one after the other, and report each run and the medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")

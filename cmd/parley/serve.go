@@ -94,7 +94,7 @@ proxy; an nginx site for it:
 --commit-wait D bounds how long a commit may wait for posts that passed authentication and
 are on their way to it, so that one commit serves them too; a lone post, with nothing on its
 way to its room, commits at once. On SQLite (default 200µs, about one commit's fixed cost) the
-one committer waits for posts to any room; on PostgreSQL (default 3ms) a room's batch waits
+one committer waits for posts to any room; on PostgreSQL (default 6ms) a room's batch waits
 for posts to that room, which with several servers on one database take turns at the room's
 lock. 0 never waits; at most 10ms. Compare settings with 'parley bench server --commit-wait D'.
 
@@ -126,7 +126,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of --tls-cert (default $PARLEY_TLS_KEY)")
 	publicURL := fs.String("public-url", "", "the `URL` users reach the server at through a proxy, e.g. https://parley.example.com: /mcp accepts its host and origin (default $PARLEY_PUBLIC_URL)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `file` from start until shutdown (for go tool pprof)")
-	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it, so that one commit serves them all (default: 200µs on SQLite, 3ms on PostgreSQL; 0: never; at most 10ms)")
+	commitWait := fs.Duration("commit-wait", 0, "how long a commit may wait for posts already on their way to it, so that one commit serves them all (default: 200µs on SQLite, 6ms on PostgreSQL; 0: never; at most 10ms)")
 	var allowHosts, trustedProxies repeated
 	fs.Var(&allowHosts, "allow-host", "another host `name` /mcp accepts (DNS-rebinding protection refuses names not listed); repeatable")
 	fs.Var(&trustedProxies, "trusted-proxy", "believe X-Forwarded-For/-Proto from this `CIDR` or address, your reverse proxy's; repeatable")

@@ -195,10 +195,10 @@ func TestServeCommitWait(t *testing.T) {
 	}
 }
 
-// TestServeCommitWaitPostgres: the same on PostgreSQL, whose default is 3ms.
+// TestServeCommitWaitPostgres: the same on PostgreSQL, whose default is 6ms.
 func TestServeCommitWaitPostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	for _, c := range []struct{ flag, want string }{{"", "3ms"}, {"1500µs", "1.5ms"}, {"0s", "0s"}} {
+	for _, c := range []struct{ flag, want string }{{"", "6ms"}, {"1500µs", "1.5ms"}, {"0s", "0s"}} {
 		checkServeCommitWait(t, dsn, c.flag, c.want)
 	}
 }
