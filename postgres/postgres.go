@@ -5,7 +5,10 @@
 // transaction. That locks the room's row until commit, so appends to one room are serialised
 // across every process and the seqs stay gapless: a transaction that fails rolls its seq back
 // with it. The idempotency and dedup checks run after the lock, in the same transaction, so
-// two processes cannot both accept the same post; unique indexes back them up.
+// two processes cannot both accept the same post; unique indexes back them up. A batch of
+// plain appends runs them just before instead, and stores only when, under the lock, no
+// message of its seats has been stored since (group.go, parley_append_batch): the same
+// guarantee.
 //
 // Lock ordering: an Append locks exactly one rooms row first, then the asks rows of that room
 // it closes. No transaction locks two rooms, so appends cannot deadlock each other. Inserting
