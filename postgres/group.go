@@ -518,10 +518,7 @@ func decideAll(room string, ops []*groupOp, seats seatStates, last int64, perRow
 // index and filtered the hash over the whole room, under the room's lock, until the plan was
 // dropped (TestDuplicateQueryPlanSmallTable). The checks now run in parley_dedup_checks
 // (migration 0010), whose settings make the one plan it keeps safe.
-const qLock = `SELECT r.last_seq, s.names, s.revoked, s.hashes
-	FROM rooms r LEFT JOIN LATERAL (SELECT array_agg(name) names, array_agg(revoked_at IS NOT NULL) revoked,
-		array_agg(token_hash) hashes FROM seats WHERE room = $1 AND name = ANY($2)) s ON true
-	WHERE r.name = $1 FOR NO KEY UPDATE OF r`
+const qLock = qPeek + ` FOR NO KEY UPDATE OF r`
 
 // qPeek is qLock without the lock: the room's last seq and the seats, for a batch checked
 // ahead of the lock (attemptAhead).
