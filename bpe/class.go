@@ -66,8 +66,12 @@ func loadClasses() { classOnce.Do(buildClassTable) }
 // that does not start a valid UTF-8 sequence is a character of its own (size 1) of no class,
 // like U+FFFD: "other", matched by [^\s\p{L}\p{N}].
 func classAt(s string, i int) (uint8, int) {
-	if b := s[i]; b < utf8.RuneSelf {
+	b := s[i]
+	if b < utf8.RuneSelf {
 		return asciiClass[b], 1
+	}
+	if b < 0xC2 || b > 0xF4 || i+1 == len(s) || s[i+1]&0xC0 != 0x80 {
+		return classTable[utf8.RuneError], 1 // a byte that starts no character, without the call
 	}
 	return classWide(s[i:])
 }
