@@ -70,22 +70,30 @@ func classAt(s string, i int) (uint8, int) {
 	if b < utf8.RuneSelf {
 		return asciiClass[b], 1
 	}
-	if b < 0xC2 || b > 0xF4 || i+1 == len(s) || s[i+1]&0xC0 != 0x80 {
-		return classTable[utf8.RuneError], 1 // a byte that starts no character, without the call
+	if startsNoChar(s, i) {
+		return classTable[utf8.RuneError], 1 // without the call
 	}
 	return classWide(s[i:])
+}
+
+// startsNoChar reports whether the byte s[i], 0x80 or above, starts no UTF-8 character: a
+// continuation byte, C0, C1 or F5-FF, or a lead byte not followed by a continuation byte (in
+// random bytes, most of them). Such a byte is a character of its own, U+FFFD of one byte.
+// Small enough to be inlined where a loop meets many of them (classAt, scanOther).
+func startsNoChar(s string, i int) bool {
+	b := s[i]
+	return b < 0xC2 || b > 0xF4 || i+1 == len(s) || s[i+1]&0xC0 != 0x80
 }
 
 // classWide is classAt for a byte >= 0x80 (kept out of line so that callers' ASCII paths stay
 // small).
 func classWide(s string) (uint8, int) {
-	// A byte that starts no UTF-8 sequence (a continuation byte, C0, C1, F5-FF) decodes as
-	// utf8.RuneError of 1 byte, and a two-byte sequence is decoded here: both without a call.
-	// So is a lead byte not followed by a continuation byte (in random bytes, most of them), which
-	// the decoder would take its slow path to reject.
-	if b := s[0]; b >= 0x80 && (b < 0xC2 || b > 0xF4) || len(s) < 2 || s[1]&0xC0 != 0x80 {
+	// A byte that starts no character (startsNoChar) is utf8.RuneError of 1 byte, and a
+	// two-byte sequence is decoded here: both without a call (the decoder would take its slow
+	// path to reject the first).
+	if startsNoChar(s, 0) {
 		return classTable[utf8.RuneError], 1
-	} else if b < 0xE0 {
+	} else if b := s[0]; b < 0xE0 {
 		return classTable[rune(b&0x1F)<<6|rune(s[1]&0x3F)], 2
 	}
 	r, n := utf8.DecodeRuneInString(s)

@@ -83,7 +83,7 @@ func scanOther(s string, i int) int {
 		}
 		// A byte that starts no character (in random or broken input, most bytes from 0x80 up)
 		// is an other character of one byte, as classWide would say, without the call.
-		if b := s[i]; b < 0xC2 || b > 0xF4 || i+1 == len(s) || s[i+1]&0xC0 != 0x80 {
+		if startsNoChar(s, i) {
 			i++
 			continue
 		}
